@@ -1,0 +1,21 @@
+"""Entry point of the `rekey` console script."""
+
+from __future__ import annotations
+
+import typer
+
+from services.cli import broker
+
+app = typer.Typer(
+    name="rekey",
+    help="Re-key badly keyed Kafka topics into versioned domain topics with Java-parity partitions.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+for module in (broker,):
+    module.register(app)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,1 @@
+"""Logs, metrics and health endpoints shared by rekey's services."""

@@ -1,0 +1,1 @@
+"""rekey's pure core: keys, Java-parity partitioning, catalog, translation and sequencing. No I/O here."""

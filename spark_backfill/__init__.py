@@ -1,0 +1,1 @@
+"""PySpark jobs that republish history into a new versioned topic and verify it."""

@@ -1,0 +1,3 @@
+"""Session-wide fixtures: one real Kafka broker per session, a unique topic per test (see tests/fixtures)."""
+
+pytest_plugins = ["tests.fixtures.kafka"]
