@@ -50,7 +50,8 @@ class RegistrySettings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="REKEY_REGISTRY_", extra="ignore")
 
-    url: str = "http://127.0.0.1:8081"
+    # The base URL of the Confluent REST API; `rekey registry start` serves it under /apis/ccompat/v7.
+    url: str = "http://127.0.0.1:8081/apis/ccompat/v7"
     username: str | None = None
     password: SecretStr | None = None
 

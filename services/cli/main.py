@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from services.cli import broker
+from services.cli import broker, explain, generate, partition, plan, postgres, reconcile, registry, run, topics
 
 app = typer.Typer(
     name="rekey",
@@ -13,7 +13,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-for module in (broker,):
+for module in (broker, postgres, run, registry, partition, explain, topics, plan, reconcile, generate):
     module.register(app)
 
 

@@ -10,12 +10,14 @@ import re
 import shutil
 import subprocess
 import tempfile
+import zipfile
 from pathlib import Path
 
 from services.embedded.errors import ToolMissing
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 JAR_CACHE = REPO_ROOT / ".cache" / "jars"
+DIST_CACHE = REPO_ROOT / ".cache" / "dist"
 
 KAFKA_VERSION = "4.1.1"
 SPARK_VERSION = "4.1.1"
@@ -30,15 +32,27 @@ BUNDLES: dict[str, list[str]] = {
     ],
     f"spark-kafka-{SPARK_VERSION}": [
         f"org.apache.spark:spark-sql-kafka-0-10_2.13:{SPARK_VERSION}",
+        # `rekey backfill --from-files PATH --format avro` reads archived history with Spark's Avro source.
+        f"org.apache.spark:spark-avro_2.13:{SPARK_VERSION}",
     ],
+}
+# Version pins a bundle falls back to when Maven Central, as reached from here, lacks a transitive artifact:
+# it has spark-sql-kafka-0-10 4.1.1 but not spark-token-provider-kafka-0-10 4.1.1, whose newest release there is
+# 4.0.0; every token-provider method the 4.1.1 connector calls has the same signature in 4.0.0 (checked with javap).
+FALLBACK_PINS: dict[str, list[str]] = {
+    f"spark-kafka-{SPARK_VERSION}": ["org.apache.spark:spark-token-provider-kafka-0-10_2.13:4.0.0"],
 }
 # Jars that Maven's nearest-wins mediation pulls in older than the ones listed above.
 EXCLUDED_JARS = {f"kafka-{KAFKA_VERSION}": re.compile(r"^slf4j-api-1\.")}
-# Spark ships these itself; a second copy on the classpath breaks it.
-PROVIDED_BY_SPARK = re.compile(r"^(spark-(core|sql|catalyst|tags|unsafe|network|common)|scala-|hadoop-client-api|slf4j|log4j)")
+# Spark ships these itself; a second copy on the classpath breaks it. (`_` ends a Spark module name, so the
+# connector `spark-sql-kafka-0-10_2.13` itself is kept.)
+PROVIDED_BY_SPARK = re.compile(
+    r"^(spark-(core|sql|catalyst|tags|unsafe|network-[a-z]+|common-[a-z-]+)_|scala-|hadoop-client-|slf4j|log4j"
+    r"|lz4-java|snappy-java|jsr305|xz-)"
+)
 
 
-def _pom(coordinates: list[str]) -> str:
+def _dependencies(coordinates: list[str]) -> str:
     deps = []
     for coordinate in coordinates:
         group, artifact, version = coordinate.split(":")
@@ -46,10 +60,15 @@ def _pom(coordinates: list[str]) -> str:
             f"<dependency><groupId>{group}</groupId><artifactId>{artifact}</artifactId>"
             f"<version>{version}</version></dependency>"
         )
+    return f"<dependencies>{''.join(deps)}</dependencies>"
+
+
+def _pom(coordinates: list[str], pins: list[str] | None = None) -> str:
+    managed = f"<dependencyManagement>{_dependencies(pins)}</dependencyManagement>" if pins else ""
     return (
         '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
         "<groupId>dev.rekey</groupId><artifactId>bundle</artifactId><version>1</version>"
-        f"<packaging>pom</packaging><dependencies>{''.join(deps)}</dependencies></project>"
+        f"<packaging>pom</packaging>{managed}{_dependencies(coordinates)}</project>"
     )
 
 
@@ -82,12 +101,15 @@ def resolve(bundle: str) -> Path:
     target.mkdir(parents=True)
     with tempfile.TemporaryDirectory() as work:
         pom = Path(work) / "pom.xml"
-        pom.write_text(_pom(BUNDLES[bundle]))
-        result = subprocess.run(
-            [mvn, "-q", "-B", "-f", str(pom), "dependency:copy-dependencies",
-             f"-DoutputDirectory={target}", "-DincludeScope=runtime"],
-            capture_output=True, text=True, check=False,
-        )
+        for pins in ([], *([FALLBACK_PINS[bundle]] if bundle in FALLBACK_PINS else [])):
+            pom.write_text(_pom(BUNDLES[bundle], pins))
+            result = subprocess.run(
+                [mvn, "-q", "-B", "-f", str(pom), "dependency:copy-dependencies",
+                 f"-DoutputDirectory={target}", "-DincludeScope=runtime"],
+                capture_output=True, text=True, check=False,
+            )
+            if result.returncode == 0:
+                break
     if result.returncode != 0:
         raise ToolMissing(f"Maven could not resolve bundle {bundle}:\n{(result.stdout + result.stderr)[-2000:]}")
     excluded = EXCLUDED_JARS.get(bundle)
@@ -102,3 +124,33 @@ def spark_connector_jars() -> list[Path]:
     """The spark-sql-kafka connector and its dependencies, minus what Spark itself already ships."""
     directory = resolve(f"spark-kafka-{SPARK_VERSION}")
     return sorted(j for j in directory.glob("*.jar") if not PROVIDED_BY_SPARK.match(j.name))
+
+
+def resolve_distribution(name: str, coordinate: str) -> Path:
+    """Return the directory an archive artifact (`group:artifact:version:zip:classifier`) is unpacked into.
+
+    Used for applications Maven Central ships as a ready-to-run zip (e.g. the schema registry); it is fetched
+    with Maven and unpacked into `.cache/dist/<name>/` the first time, with a `.complete` marker.
+    """
+    target = DIST_CACHE / name
+    if (target / ".complete").exists():
+        return target
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise ToolMissing(f"Maven (mvn) not found on PATH: it fetches {coordinate} from Maven Central")
+    if target.exists():
+        shutil.rmtree(target)
+    with tempfile.TemporaryDirectory() as work:
+        result = subprocess.run(
+            [mvn, "-q", "-B", "dependency:copy", f"-Dartifact={coordinate}", f"-DoutputDirectory={work}"],
+            capture_output=True, text=True, check=False, cwd=work,
+        )
+        if result.returncode != 0:
+            raise ToolMissing(f"Maven could not fetch {coordinate}:\n{(result.stdout + result.stderr)[-2000:]}")
+        archives = list(Path(work).glob("*.zip"))
+        if len(archives) != 1:
+            raise ToolMissing(f"expected one zip for {coordinate} in {work}, found {[a.name for a in archives]}")
+        with zipfile.ZipFile(archives[0]) as archive:
+            archive.extractall(target)
+    (target / ".complete").write_text(coordinate)
+    return target

@@ -1,0 +1,44 @@
+# The README's two commands: `make demo` (main job end to end on the embedded broker) and `make test`.
+# Both set up everything they need on a fresh machine: the venv, the package, the Kafka/Spark jars, PostgreSQL.
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
+PYTEST_ARGS ?=
+
+.PHONY: install system-deps demo test lint soak bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q -U pip
+	$(BIN)/pip install -q -e '.[dev]'
+	rm -f $(VENV)/.installed-* && touch $(STAMP)
+
+install: $(STAMP)
+
+# Java 17+ and Maven fetch and run Kafka and Spark; PostgreSQL backs the sink tests. Installed only if missing.
+system-deps:
+	@missing=""; \
+	command -v java >/dev/null || missing="$$missing openjdk-17-jre-headless"; \
+	command -v mvn >/dev/null || missing="$$missing maven"; \
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
+	fi
+
+demo: install system-deps
+	$(BIN)/rekey demo
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/mypy shared
+
+test: install system-deps lint
+	$(BIN)/pytest -m "not soak" $(PYTEST_ARGS)
+
+soak: install system-deps
+	$(BIN)/pytest -m soak $(PYTEST_ARGS)
+
+clean:
+	-$(BIN)/rekey broker stop
+	rm -rf var .cache/jars .cache/dist

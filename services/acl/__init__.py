@@ -1,0 +1,1 @@
+"""The live anti-corruption layer: translate source records, re-key them, stamp dense per-key sequences."""

@@ -1,0 +1,121 @@
+"""The ACL faust app: two agents joined by an internal topic keyed by the output key.
+
+translate: source topics -> `translate` + `route` (shared) -> sequencing topic (or the DLQ, or a counted skip).
+sequence:  sequencing topic -> dense per-key sequence from a changelog-backed table -> versioned domain topic.
+
+The internal hop is what makes the sequence safe: events of one key arrive spread over many source partitions,
+and only after re-partitioning by output key does one worker own each key's counter.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import faust
+from shared.routing import route
+from shared.translation import PoisonPill, Skip, SourceRecord, translate
+
+from services.acl.envelope import Envelope
+from services.acl.handoff import HandoffSequences
+from services.acl.outputs import OutputWriter
+from services.catalog_files import load_catalog
+from services.streaming.app import build_app
+from services.streaming.metrics import CONSUMED, SKIPPED, TopOrgs, export_consumer_lag
+from services.streaming.settings import StreamSettings
+from shared.partitioning import partition_for
+from shared.sequencing import Duplicate, Fresh, Redelivered, SeenEntry, decide
+
+SERVICE = "acl"
+
+
+def create_app(settings: StreamSettings) -> faust.App:
+    catalog = load_catalog(settings.catalog_path)
+    app = build_app(settings.app_id or "rekey-acl", settings)
+    sources = {source.name: source for source in catalog.sources}
+    internal_partitions = settings.internal_partitions
+    raw: dict[str, Any] = {"key_type": bytes, "value_type": bytes, "key_serializer": "raw", "value_serializer": "raw"}
+
+    source_topic = app.topic(*sources, **raw)
+    sequencing_topic = app.topic(
+        f"{app.conf.id}-sequencing", partitions=internal_partitions, internal=True, **raw
+    )
+    sequences = app.Table("sequences", default=None, partitions=internal_partitions, value_serializer="json")
+    seen = app.Table(
+        "seen",
+        default=None,
+        partitions=internal_partitions,
+        value_serializer="json",
+        extra_topic_configs={"retention.ms": int(settings.dedupe_horizon_hours * 3_600_000),
+                             "cleanup.policy": "compact,delete"},
+    )
+    writer = OutputWriter(app, catalog, settings, SERVICE)
+    handoff = HandoffSequences.load(catalog, settings, group_id=app.conf.id)
+    top_orgs = TopOrgs(settings.top_orgs)
+
+    @app.agent(source_topic)
+    async def translate_events(stream: faust.StreamT[bytes]) -> None:
+        async for event in stream.events():
+            message = event.message
+            CONSUMED.labels(SERVICE, message.topic).inc()
+            source = sources[message.topic]
+            record = SourceRecord(
+                topic=message.topic,
+                partition=message.partition,
+                offset=message.offset,
+                key=message.key,
+                value=message.value,
+                headers={k: bytes(v) for k, v in (message.headers or [])},
+                timestamp_ms=int(message.timestamp * 1000),
+            )
+            outcome = translate(record, source.format)
+            if isinstance(outcome, PoisonPill):
+                await writer.dead_letter(record, outcome)
+                continue
+            if isinstance(outcome, Skip):
+                SKIPPED.labels(SERVICE, outcome.reason).inc()
+                continue
+            top_orgs.add(outcome.org_id)
+            record_fields = writer.domain_record(outcome)
+            position = f"{message.topic}/{message.partition}/{message.offset}"
+            for family in source.feeds:
+                target = route(catalog, family, outcome.org_id, outcome.interaction_id)
+                envelope = Envelope(
+                    record=record_fields,
+                    dedupe_id=outcome.dedupe_id,
+                    source=position,
+                    topic=target.topic,
+                    partition=target.partition,
+                    key=target.key,
+                )
+                await sequencing_topic.send(
+                    key=target.key.encode(),
+                    value=envelope.to_bytes(),
+                    partition=partition_for(target.key, internal_partitions),
+                )
+
+    @app.agent(sequencing_topic)
+    async def stamp_sequences(stream: faust.StreamT[bytes]) -> None:
+        async for value in stream:
+            envelope = Envelope.from_bytes(value)
+            sequence_key = envelope.sequence_key
+            seen_key = f"{sequence_key}|{envelope.dedupe_id}"
+            remembered = seen.get(seen_key)
+            last = sequences.get(sequence_key)
+            if last is None:
+                last = handoff.last_sequence(sequence_key)
+            decision = decide(SeenEntry(*remembered) if remembered else None, last, envelope.source)
+            if isinstance(decision, Duplicate):
+                SKIPPED.labels(SERVICE, "duplicate").inc()
+                continue
+            if isinstance(decision, Fresh):
+                sequences[sequence_key] = decision.sequence
+                seen[seen_key] = [decision.sequence, envelope.source]
+            assert isinstance(decision, Fresh | Redelivered)
+            await writer.emit(envelope, decision.sequence)
+
+    @app.timer(interval=5.0)
+    async def export_gauges() -> None:
+        top_orgs.export()
+        export_consumer_lag(app, SERVICE)
+
+    return app

@@ -1,0 +1,34 @@
+"""The record passed from the translate stage to the sequence stage over the internal sequencing topic.
+
+It carries the domain record (sequence not yet stamped), where it must go and what dedupes it. The internal
+topic is keyed by the output key and partitioned by it, so one key's events meet one sequencer.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from shared.handoff import sequence_key
+
+
+@dataclass(frozen=True)
+class Envelope:
+    record: dict[str, Any]
+    dedupe_id: str
+    source: str
+    topic: str
+    partition: int
+    key: str
+
+    @property
+    def sequence_key(self) -> str:
+        return sequence_key(self.topic, self.key)
+
+    def to_bytes(self) -> bytes:
+        return json.dumps(asdict(self), separators=(",", ":")).encode()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> Envelope:
+        return cls(**json.loads(data))

@@ -1,0 +1,33 @@
+"""Options shared by the catalog-driven commands: `--catalog` and `--bootstrap-servers`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from services.catalog_files import load_catalog
+from services.settings import KafkaSettings, ServiceSettings
+from shared.catalog import Catalog
+
+CatalogOption = Annotated[
+    Path | None,
+    typer.Option("--catalog", help="Topic catalog YAML [default: REKEY_CATALOG_PATH, else catalog/topics.yaml]."),
+]
+BootstrapOption = Annotated[
+    str | None,
+    typer.Option("--bootstrap-servers", help="Kafka host:port list [default: REKEY_KAFKA_BOOTSTRAP_SERVERS]."),
+]
+
+
+def open_catalog(path: Path | None) -> Catalog:
+    return load_catalog(path or ServiceSettings().catalog_path)
+
+
+def kafka_settings(bootstrap_servers: str | None) -> KafkaSettings:
+    """`REKEY_KAFKA_*` settings, with the bootstrap servers replaced when given on the command line."""
+    settings = KafkaSettings()
+    if bootstrap_servers:
+        settings = settings.model_copy(update={"bootstrap_servers": bootstrap_servers})
+    return settings

@@ -1,0 +1,54 @@
+"""`rekey registry start|status|stop`: the embedded Confluent-compatible schema registry (Apicurio Registry)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from services.cli.errors import user_errors
+from services.embedded.registry import DEFAULT_DATA_DIR, DEFAULT_PORT, SchemaRegistryServer
+
+registry_app = typer.Typer(
+    help="Run a Confluent-API-compatible schema registry (Apicurio Registry) on 127.0.0.1.", no_args_is_help=True
+)
+DataDir = Annotated[Path, typer.Option("--data-dir", help="Where the registry keeps its database and log.")]
+_console = Console()
+
+
+@registry_app.command()
+def start(
+    data_dir: DataDir = DEFAULT_DATA_DIR,
+    port: Annotated[int, typer.Option("--port", help="HTTP port on 127.0.0.1.")] = DEFAULT_PORT,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for the registry to answer.")] = 90.0,
+) -> None:
+    """Start the registry (fetching it from Maven Central the first time) and wait until it answers."""
+    with user_errors():
+        server = SchemaRegistryServer(data_dir, port=port)
+        with _console.status(f"starting the schema registry in {server.data_dir} ..."):
+            server.start(timeout=timeout)
+    _console.print(f"Schema registry ready: [bold]{server.url}[/] (export REKEY_REGISTRY_URL={server.url})")
+
+
+@registry_app.command()
+def status(data_dir: DataDir = DEFAULT_DATA_DIR) -> None:
+    """Print the registry's URL, process id and readiness (JSON). Exit 1 if it is not answering."""
+    report = SchemaRegistryServer(data_dir).status()
+    typer.echo(json.dumps(report, indent=2))
+    if not report["ready"]:
+        raise typer.Exit(1)
+
+
+@registry_app.command()
+def stop(data_dir: DataDir = DEFAULT_DATA_DIR) -> None:
+    """Stop the registry (SIGTERM, then SIGKILL after 30 s). Schemas stay in --data-dir."""
+    server = SchemaRegistryServer(data_dir)
+    server.stop()
+    _console.print(f"Schema registry stopped; data kept in {server.data_dir}")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(registry_app, name="registry")

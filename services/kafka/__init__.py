@@ -1,0 +1,1 @@
+"""Kafka client adapters: the one producer factory, topic administration and key sampling."""

@@ -1,0 +1,1 @@
+"""Outputs of `rekey plan`: the JSON report and the partition-rate chart."""

@@ -1,0 +1,1 @@
+"""The idempotent sink: a domain topic applied to a database table with version guards and a watermark."""

@@ -1,0 +1,20 @@
+"""Avro helpers without I/O: Confluent wire framing, the schemas shipped in `shared/schemas`, body codecs."""
+
+from shared.avro.codec import AvroCodecError, ParsedSchema, decode_body, encode_body, parse_schema, schema_text
+from shared.avro.schemas import load_schema, schema_names
+from shared.avro.wire import MAGIC_BYTE, WireFormatError, frame, unframe
+
+__all__ = [
+    "MAGIC_BYTE",
+    "AvroCodecError",
+    "ParsedSchema",
+    "WireFormatError",
+    "decode_body",
+    "encode_body",
+    "frame",
+    "load_schema",
+    "parse_schema",
+    "schema_names",
+    "schema_text",
+    "unframe",
+]

@@ -1,0 +1,264 @@
+"""The topic catalog's data model: every topic rekey reads or writes, and how each topic family is keyed and tiered.
+
+The models check each field on its own (types, ranges, allowed values); cross-references between topics,
+families and sources are checked by `shared.catalog.validation` once the whole catalog is parsed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+
+from shared.catalog.tables import FamilyTable, TopicTarget
+from shared.keys import BaseKeyStrategy, KeyStrategy
+
+TopicRole = Literal["family", "dead_letter", "org_activity", "checkpoint", "reconciliation"]
+SourceFormat = Literal["genesys", "debezium"]
+CompressionType = Literal["lz4", "zstd", "snappy", "gzip", "producer", "uncompressed"]
+CleanupPolicy = Literal["delete", "compact", "compact,delete"]
+Compatibility = Literal["BACKWARD", "FULL"]
+TopicKeyStrategy = Literal["org", "org_interaction", "interaction", "salted", "custom", "none"]
+Idempotency = Literal["key_sequence", "event_id", "source_position", "latest_per_key", "none"]
+
+IDEMPOTENCY_MEANINGS: Final[dict[Idempotency, str]] = {
+    "key_sequence": "dedupe by key + sequence: a record whose sequence is not above the last applied one for "
+                    "its key is a duplicate",
+    "event_id": "dedupe by event id",
+    "source_position": "dedupe by source topic/partition/offset",
+    "latest_per_key": "last write per key wins (compaction); re-applying a record is harmless",
+    "none": "no idempotency: consumers must tolerate duplicates",
+}
+
+# Topic configs the catalog sets through first-class fields; `configs` may not set them a second time.
+MANAGED_CONFIGS: Final[dict[str, str]] = {
+    "cleanup.policy": "cleanup_policy",
+    "retention.ms": "retention_ms",
+    "compression.type": "compression_type",
+    "min.insync.replicas": "min_insync_replicas",
+}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TopicKey(_Strict):
+    """What a topic's records are keyed by."""
+
+    strategy: TopicKeyStrategy
+    definition: str = Field(min_length=1)
+    expected_cardinality: int = Field(ge=1, description="Distinct keys expected over the retention period.")
+
+
+class TopicDefaults(_Strict):
+    """Settings applied to every topic and managed source that does not set them itself."""
+
+    replication_factor: int | None = Field(default=None, ge=1)
+    min_insync_replicas: int | None = Field(default=None, ge=1)
+    compression_type: CompressionType | None = None
+    cleanup_policy: CleanupPolicy | None = None
+    retention_ms: int | None = Field(default=None, ge=-1)
+
+
+class TopicSpec(_Strict):
+    """One topic: its Kafka settings and the documentation every topic carries."""
+
+    name: str
+    description: str = Field(min_length=1)
+    partitions: int = Field(ge=1)
+    replication_factor: int = Field(ge=1)
+    min_insync_replicas: int = Field(ge=1)
+    retention_ms: int = Field(ge=-1, description="-1 keeps records forever.")
+    retention_reason: str = Field(min_length=1)
+    compression_type: CompressionType = "lz4"
+    cleanup_policy: CleanupPolicy
+    configs: dict[str, str] = Field(default_factory=dict, description="Further topic configs, verbatim.")
+    key: TopicKey
+    ordering_scope: str = Field(min_length=1)
+    idempotency: Idempotency
+    replay: str = Field(min_length=1)
+    schema_subject: str = Field(min_length=1, description="Schema-registry subject of the record values.")
+    schema_compatibility: Compatibility
+
+    @property
+    def keyed(self) -> bool:
+        return self.key.strategy != "none"
+
+    def kafka_configs(self) -> dict[str, str]:
+        """The topic-level Kafka configs the catalog prescribes for this topic."""
+        return {
+            "cleanup.policy": self.cleanup_policy,
+            "retention.ms": str(self.retention_ms),
+            "compression.type": self.compression_type,
+            "min.insync.replicas": str(self.min_insync_replicas),
+            **self.configs,
+        }
+
+    def provisioned(self, replication_factor: int | None = None,
+                    min_insync_replicas: int | None = None) -> TopicSpec:
+        """This topic with the replication settings of the cluster it is applied to (None keeps the catalog's)."""
+        replication = replication_factor or self.replication_factor
+        min_isr = min_insync_replicas or self.min_insync_replicas
+        if min_isr > replication:
+            raise ValueError(
+                f"topic {self.name!r}: min.insync.replicas {min_isr} exceeds replication factor {replication}"
+            )
+        return self.model_copy(update={"replication_factor": replication, "min_insync_replicas": min_isr})
+
+
+class OwnedTopic(TopicSpec):
+    """A topic rekey writes: versioned name (`..._v2`) and a role."""
+
+    role: TopicRole
+
+
+class SourceTopic(TopicSpec):
+    """A raw source topic rekey reads and re-keys."""
+
+    format: SourceFormat
+    feeds: tuple[str, ...] = Field(min_length=1, description="Families this source's events are routed to.")
+    managed: bool = Field(
+        default=False, description="True: `rekey topics apply` creates it (demo); false: an upstream team owns it."
+    )
+
+
+class Tiers(_Strict):
+    """The family's volume tiers: high-volume orgs go to `high`, every other org to `low`."""
+
+    low: str
+    high: str | None = None
+
+
+class Salting(_Strict):
+    """Salting of a `salted` family: hot orgs are spread over `buckets` keys, the rest use `base_strategy`."""
+
+    base_strategy: BaseKeyStrategy
+    buckets: int = Field(ge=2)
+    hot_orgs: tuple[str, ...] = Field(min_length=1)
+
+
+class Family(_Strict):
+    """A family of output topics sharing one key strategy: its tiers, dedicated topics and salting."""
+
+    name: str = Field(min_length=1)
+    description: str = Field(min_length=1)
+    key_strategy: KeyStrategy = "org_interaction"
+    tiers: Tiers
+    high_volume_orgs: tuple[str, ...] = ()
+    dedicated: dict[str, str] = Field(default_factory=dict, description="org id -> its own topic")
+    salting: Salting | None = None
+
+    @property
+    def output_topics(self) -> list[str]:
+        """Every topic the family writes: low tier, high tier, dedicated topics."""
+        names = [self.tiers.low, *([self.tiers.high] if self.tiers.high else []), *self.dedicated.values()]
+        return list(dict.fromkeys(names))
+
+
+class Catalog(_Strict):
+    """The whole catalog. Build it with `shared.catalog.parse_catalog` (or `services.catalog.load_catalog`),
+    which also checks every cross-reference; constructing it directly skips those checks."""
+
+    version: int = Field(ge=1)
+    default_family: str
+    defaults: TopicDefaults = Field(default_factory=TopicDefaults)
+    sources: tuple[SourceTopic, ...] = ()
+    families: dict[str, Family] = Field(min_length=1, description="family name -> family")
+    topics: tuple[OwnedTopic, ...] = Field(min_length=1)
+
+    _topics_by_name: dict[str, TopicSpec] = PrivateAttr(default_factory=dict)
+    _tables: dict[str, FamilyTable] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _name_families(cls, data: Any) -> Any:
+        """Families are a mapping in YAML; each family also carries its name (the mapping key)."""
+        if isinstance(data, dict) and isinstance(data.get("families"), dict):
+            families = {
+                name: {"name": name, **family} if isinstance(family, dict) else family
+                for name, family in data["families"].items()
+            }
+            return {**data, "families": families}
+        return data
+
+    def model_post_init(self, context: object, /) -> None:
+        self._topics_by_name.update({t.name: t for t in (*self.sources, *self.topics)})
+
+    def topic(self, name: str) -> TopicSpec:
+        """Any topic of the catalog (owned or source) by name."""
+        try:
+            return self._topics_by_name[name]
+        except KeyError:
+            raise KeyError(
+                f"topic {name!r} is not in catalog version {self.version}; known: {', '.join(self._topics_by_name)}"
+            ) from None
+
+    def family(self, name: str) -> Family:
+        try:
+            return self.families[name]
+        except KeyError:
+            raise KeyError(
+                f"topic family {name!r} is not in catalog version {self.version}; known: {', '.join(self.families)}"
+            ) from None
+
+    def family_table(self, name: str) -> FamilyTable:
+        """The family's routing lookups (sets and resolved partition counts), built once per catalog."""
+        table = self._tables.get(name)
+        if table is None:
+            table = self._tables[name] = self._build_table(self.family(name))
+        return table
+
+    def _build_table(self, family: Family) -> FamilyTable:
+        def target(topic: str) -> TopicTarget:
+            return TopicTarget(topic, self.topic(topic).partitions)
+
+        salting = family.salting
+        return FamilyTable(
+            family=family.name,
+            strategy=family.key_strategy,
+            base_strategy=salting.base_strategy if salting else _base(family.key_strategy),
+            salt_buckets=salting.buckets if salting else 0,
+            hot_orgs=frozenset(salting.hot_orgs if salting else ()),
+            high_volume_orgs=frozenset(family.high_volume_orgs),
+            dedicated={org: target(topic) for org, topic in family.dedicated.items()},
+            high=target(family.tiers.high) if family.tiers.high else None,
+            low=target(family.tiers.low),
+        )
+
+    def owned_topics(self, role: TopicRole) -> list[OwnedTopic]:
+        return [t for t in self.topics if t.role == role]
+
+    def _single(self, role: TopicRole) -> str:
+        (topic,) = self.owned_topics(role)  # parse_catalog guarantees exactly one
+        return topic.name
+
+    @property
+    def dlq_topic(self) -> str:
+        """Name of the dead-letter topic (`catalog.topic(name)` has its spec)."""
+        return self._single("dead_letter")
+
+    @property
+    def org_activity_topic(self) -> str:
+        """Name of the org_activity projection topic, keyed by org_id."""
+        return self._single("org_activity")
+
+    @property
+    def checkpoint_topic(self) -> str:
+        """Name of the compacted backfill -> live hand-off checkpoint topic."""
+        return self._single("checkpoint")
+
+    @property
+    def reconciliation_topic(self) -> str:
+        """Name of the reconciliation_required topic."""
+        return self._single("reconciliation")
+
+    def provisioned_topics(self) -> list[TopicSpec]:
+        """Every topic `rekey topics apply` creates: the owned topics and the managed sources."""
+        return [*(s for s in self.sources if s.managed), *self.topics]
+
+
+def _base(strategy: KeyStrategy) -> BaseKeyStrategy:
+    if strategy == "salted":
+        raise ValueError("a salted family needs a `salting` block naming its base strategy")
+    return strategy

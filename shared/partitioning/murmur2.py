@@ -1,0 +1,45 @@
+"""Kafka's `Utils.murmur2`, `Utils.toPositive` and the Java producer's key -> partition mapping.
+
+The hash itself comes from aiokafka (`aiokafka.partitioner.murmur2`, a line-by-line port of the Java client that
+returns the unsigned 32-bit value); this module only fixes its types and turns it into Java's signed `int`, so
+`partition_for` equals `BuiltInPartitioner.partitionForKey` in the Java client and librdkafka's
+`murmur2_random` partitioner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+
+from aiokafka.partitioner import murmur2 as _aiokafka_murmur2
+
+_unsigned_murmur2: Callable[[bytes], int] = _aiokafka_murmur2
+
+_SIGN_BIT = 0x80000000
+_UINT32 = 0x100000000
+_POSITIVE_MASK = 0x7FFFFFFF
+# Keys repeat (every event of an interaction, every event of an org): caching their partitions pays off.
+_PARTITION_CACHE_SIZE = 1 << 16
+
+
+def murmur2(data: bytes) -> int:
+    """Kafka's `Utils.murmur2(data)`: the signed 32-bit MurmurHash2 (seed 0x9747b28c) of `data`."""
+    unsigned = _unsigned_murmur2(data)
+    return unsigned - _UINT32 if unsigned & _SIGN_BIT else unsigned
+
+
+def to_positive(value: int) -> int:
+    """Kafka's `Utils.toPositive(value)`: `value & 0x7fffffff` (not `abs`, which overflows on MIN_VALUE)."""
+    return value & _POSITIVE_MASK
+
+
+@lru_cache(maxsize=_PARTITION_CACHE_SIZE)
+def partition_for(key: str, partitions: int) -> int:
+    """The partition Kafka's default partitioner picks for `key`: `toPositive(murmur2(utf8(key))) % partitions`.
+
+    `key` is the canonical logical key string (e.g. `org-1:interaction-9`); its UTF-8 bytes are hashed, never a
+    schema-registry-framed serialisation of it.
+    """
+    if partitions < 1:
+        raise ValueError(f"partitions must be >= 1, got {partitions}")
+    return to_positive(murmur2(key.encode("utf-8"))) % partitions

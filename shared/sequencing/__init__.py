@@ -1,0 +1,16 @@
+"""Dense per-key sequence numbers and the duplicate rules that keep them dense, shared by live and backfill."""
+
+from shared.sequencing.decisions import Decision, Duplicate, Fresh, Redelivered, SeenEntry, decide
+from shared.sequencing.ordering import SourcePosition, assign_sequences, source_order
+
+__all__ = [
+    "Decision",
+    "Duplicate",
+    "Fresh",
+    "Redelivered",
+    "SeenEntry",
+    "SourcePosition",
+    "assign_sequences",
+    "decide",
+    "source_order",
+]

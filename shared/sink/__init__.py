@@ -1,0 +1,1 @@
+"""Pure decisions of the idempotent sink: event model, watermark, reorder buffer, batch plan, offsets."""

@@ -1,0 +1,28 @@
+"""The anti-corruption layer's translation of source records (event streams, CDC) into domain event drafts."""
+
+from shared.translation.debezium import cdc_event_id
+from shared.translation.outcomes import (
+    DomainEventDraft,
+    Outcome,
+    PoisonPill,
+    PoisonReason,
+    Skip,
+    SkipReason,
+    to_avro_record,
+)
+from shared.translation.source import SourceFormat, SourceRecord
+from shared.translation.translate import translate
+
+__all__ = [
+    "DomainEventDraft",
+    "Outcome",
+    "PoisonPill",
+    "PoisonReason",
+    "Skip",
+    "SkipReason",
+    "SourceFormat",
+    "SourceRecord",
+    "cdc_event_id",
+    "to_avro_record",
+    "translate",
+]

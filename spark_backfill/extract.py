@@ -1,0 +1,218 @@
+"""Extract: the full history of a source, as one normalised DataFrame of source records.
+
+Two sources are supported:
+- a Kafka topic, read in batch with Spark's own Kafka connector from its earliest offsets (or given start
+  offsets) up to a snapshot of its end offsets taken once at the start, so a re-run reads exactly the same
+  records however much the topic has grown since;
+- archived history in Parquet, Avro or JSON files (e.g. a Kafka Connect S3 export) carrying the source
+  position of every record.
+
+Both yield `SOURCE_COLUMNS`: topic, partition, offset, key (binary), value (binary), timestamp_ms, headers
+(array<struct<key: string, value: binary>>).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from confluent_kafka import Consumer, TopicPartition
+
+from services.settings import KafkaSettings
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+SOURCE_COLUMNS = ("topic", "partition", "offset", "key", "value", "timestamp_ms", "headers")
+FILE_FORMATS = ("parquet", "json", "avro")
+
+
+@dataclass(frozen=True)
+class OffsetRange:
+    """Per-partition [start, end) offsets of one topic: what a batch read covers."""
+
+    topic: str
+    start: dict[int, int]
+    end: dict[int, int]
+
+    @property
+    def records(self) -> int:
+        return sum(max(0, self.end[p] - self.start.get(p, 0)) for p in self.end)
+
+    def spark_options(self) -> dict[str, str]:
+        """`startingOffsets`/`endingOffsets` JSON for the Kafka source (explicit offsets for every partition)."""
+        return {
+            "startingOffsets": json.dumps({self.topic: {str(p): o for p, o in sorted(self.start.items())}}),
+            "endingOffsets": json.dumps({self.topic: {str(p): o for p, o in sorted(self.end.items())}}),
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {"topic": self.topic, "start": {str(p): o for p, o in self.start.items()},
+                "end": {str(p): o for p, o in self.end.items()}}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> OffsetRange:
+        return cls(str(data["topic"]), {int(p): int(o) for p, o in data["start"].items()},
+                   {int(p): int(o) for p, o in data["end"].items()})
+
+
+def watermarks(config: Mapping[str, Any], topic: str, timeout: float = 10.0) -> dict[int, tuple[int, int]]:
+    """(low, high) watermark of every partition of `topic`; ValueError when the topic does not exist."""
+    consumer = Consumer({**config, "group.id": f"rekey-snapshot-{uuid.uuid4()}", "enable.auto.commit": False})
+    try:
+        metadata = consumer.list_topics(topic, timeout=timeout).topics.get(topic)
+        if metadata is None or metadata.error is not None or not metadata.partitions:
+            raise ValueError(f"source topic {topic!r} does not exist")
+        return {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout)
+                for p in sorted(metadata.partitions)}
+    finally:
+        consumer.close()
+
+
+def snapshot(config: Mapping[str, Any], topic: str, start_after: Mapping[int, int] | None = None) -> OffsetRange:
+    """The offsets a backfill of `topic` covers: from the earliest retained (or `start_after[p]`, a previous
+    hand-off) up to the end offsets as of now."""
+    marks = watermarks(config, topic)
+    start = {p: max(low, (start_after or {}).get(p, low)) for p, (low, _high) in marks.items()}
+    end = {p: max(high, start[p]) for p, (_low, high) in marks.items()}
+    return OffsetRange(topic, start, end)
+
+
+def spark_kafka_options(kafka: KafkaSettings) -> dict[str, str]:
+    """The Java client settings of `kafka` as Spark Kafka source/sink options (`kafka.` prefixed)."""
+    options = {"kafka.bootstrap.servers": kafka.bootstrap_servers, "kafka.security.protocol": kafka.security_protocol}
+    if kafka.sasl_mechanism:
+        module = ("org.apache.kafka.common.security.plain.PlainLoginModule" if kafka.sasl_mechanism == "PLAIN"
+                  else "org.apache.kafka.common.security.scram.ScramLoginModule")
+        password = kafka.sasl_password.get_secret_value() if kafka.sasl_password else ""
+        options["kafka.sasl.mechanism"] = kafka.sasl_mechanism
+        options["kafka.sasl.jaas.config"] = (
+            f'{module} required username="{kafka.sasl_username}" password="{password}";'
+        )
+    if kafka.ssl_ca_location:
+        options["kafka.ssl.truststore.type"] = "PEM"
+        options["kafka.ssl.truststore.location"] = str(kafka.ssl_ca_location)
+    return options
+
+
+def read_kafka(spark: SparkSession, kafka: KafkaSettings, offsets: OffsetRange,
+               min_partitions: int | None = None) -> DataFrame:
+    """Batch-read exactly `offsets` of a topic with Spark's Kafka connector, as `SOURCE_COLUMNS`."""
+    from pyspark.sql import functions as F
+
+    reader = (spark.read.format("kafka").options(**spark_kafka_options(kafka))
+              .option("assign", json.dumps({offsets.topic: sorted(offsets.end)}))
+              .option("includeHeaders", "true")
+              .option("failOnDataLoss", "true")
+              .options(**offsets.spark_options()))
+    if min_partitions:
+        reader = reader.option("minPartitions", str(min_partitions))
+    frame = reader.load()
+    return frame.select(
+        "topic", "partition", "offset", "key", "value",
+        (F.unix_millis(F.col("timestamp"))).alias("timestamp_ms"),
+        "headers",
+    )
+
+
+def read_kafka_topics(spark: SparkSession, kafka: KafkaSettings, ranges: list[OffsetRange]) -> DataFrame:
+    """Several topics' ranges as one DataFrame (e.g. every topic of a target family)."""
+    frames = [read_kafka(spark, kafka, r) for r in ranges if r.records > 0]
+    if not frames:
+        return spark.createDataFrame([], source_schema())
+    result = frames[0]
+    for frame in frames[1:]:
+        result = result.unionByName(frame)
+    return result
+
+
+def source_schema() -> Any:
+    from pyspark.sql import types as T
+
+    return T.StructType([
+        T.StructField("topic", T.StringType()),
+        T.StructField("partition", T.IntegerType()),
+        T.StructField("offset", T.LongType()),
+        T.StructField("key", T.BinaryType()),
+        T.StructField("value", T.BinaryType()),
+        T.StructField("timestamp_ms", T.LongType()),
+        T.StructField("headers", T.ArrayType(T.StructType([
+            T.StructField("key", T.StringType()), T.StructField("value", T.BinaryType())]))),
+    ])
+
+
+def read_files(spark: SparkSession, path: str, file_format: str, topic: str) -> DataFrame:
+    """Archived history as `SOURCE_COLUMNS`.
+
+    Required columns: `partition`, `offset`, `value`. Optional: `topic` (default: the `--source` name),
+    `key`, `timestamp` (ms since the epoch, or a timestamp) or `timestamp_ms`, `headers` (array of
+    {key, value}). In JSON files `key`, `value` and header values are UTF-8 text; Parquet/Avro may hold bytes
+    or text.
+    """
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    if file_format not in FILE_FORMATS:
+        raise ValueError(f"--format must be one of {', '.join(FILE_FORMATS)}, got {file_format!r}")
+    frame = spark.read.format(file_format).load(path)
+    columns = set(frame.columns)
+    missing = {"partition", "offset", "value"} - columns
+    if missing:
+        raise ValueError(f"archived history in {path} lacks column(s) {', '.join(sorted(missing))}; "
+                         f"found {', '.join(sorted(columns))}")
+
+    def as_binary(name: str) -> Any:
+        if name not in columns:
+            return F.lit(None).cast("binary")
+        column = F.col(name)
+        kind = frame.schema[name].dataType
+        return column if isinstance(kind, T.BinaryType) else F.encode(column.cast("string"), "UTF-8")
+
+    if "timestamp_ms" in columns:
+        timestamp = F.col("timestamp_ms").cast("long")
+    elif "timestamp" in columns:
+        kind = frame.schema["timestamp"].dataType
+        timestamp = (F.unix_millis(F.col("timestamp")) if isinstance(kind, T.TimestampType)
+                     else F.col("timestamp").cast("long"))
+    else:
+        timestamp = F.lit(0).cast("long")
+    header_type = T.ArrayType(T.StructType([T.StructField("key", T.StringType()),
+                                            T.StructField("value", T.BinaryType())]))
+    if "headers" in columns:
+        headers = F.transform(F.col("headers"), lambda h: F.struct(
+            h["key"].cast("string").alias("key"),
+            (h["value"] if _header_value_is_binary(frame.schema["headers"].dataType)
+             else F.encode(h["value"].cast("string"), "UTF-8")).alias("value"),
+        )).cast(header_type)
+    else:
+        headers = F.lit(None).cast(header_type)
+    return frame.select(
+        (F.col("topic").cast("string") if "topic" in columns else F.lit(topic)).alias("topic"),
+        F.col("partition").cast("int").alias("partition"),
+        F.col("offset").cast("long").alias("offset"),
+        as_binary("key").alias("key"),
+        as_binary("value").alias("value"),
+        timestamp.alias("timestamp_ms"),
+        headers.alias("headers"),
+    )
+
+
+def _header_value_is_binary(kind: Any) -> bool:
+    from pyspark.sql import types as T
+
+    try:
+        return isinstance(kind.elementType["value"].dataType, T.BinaryType)
+    except (AttributeError, KeyError):
+        return False
+
+
+def file_offsets(frame: DataFrame, topic: str) -> OffsetRange:
+    """The per-partition offset range archived files cover (for the hand-off after a files backfill)."""
+    from pyspark.sql import functions as F
+
+    rows = frame.groupBy("partition").agg(F.min("offset").alias("lo"), F.max("offset").alias("hi")).collect()
+    return OffsetRange(topic, {int(r["partition"]): int(r["lo"]) for r in rows},
+                       {int(r["partition"]): int(r["hi"]) + 1 for r in rows})

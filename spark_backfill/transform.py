@@ -1,0 +1,252 @@
+"""Transform: source records -> sequenced domain records, with exactly the live service's rules.
+
+Pure DataFrame -> DataFrame functions (no I/O), testable on actual rows:
+
+- `translate_source`: `mapInArrow` calling `shared.translation.translate` and `shared.routing.route` per record
+  (the same calls the live ACL makes), and encoding each event's Avro halves (`encoding.SplitEncoder`);
+- `sequence_events`: drop upstream duplicates by dedupe id (first in source order wins) and number each output
+  key densely in source order with Spark windows, exactly `shared.sequencing.assign_sequences`;
+- `kafka_rows` / `dead_letter_rows` / `checkpoint_sequence_rows`: what the load step writes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import Column, DataFrame
+
+EVENT, SKIP, POISON = "event", "skip", "poison"
+UNROUTABLE = "unroutable"
+SERVICE = "backfill"
+# `shared.sequencing.source_order`: ordering token, then source partition, offset and topic.
+ORDER_COLUMNS = ("ordering_token", "src_partition", "src_offset", "src_topic")
+SEQUENCE_KEY_COLUMNS = ("out_topic", "out_key")
+
+
+def translated_schema() -> Any:
+    from pyspark.sql import types as T
+
+    header = T.StructType([T.StructField("key", T.StringType()), T.StructField("value", T.BinaryType())])
+    return T.StructType([
+        T.StructField("kind", T.StringType(), False),
+        T.StructField("reason", T.StringType()),
+        T.StructField("src_topic", T.StringType(), False),
+        T.StructField("src_partition", T.IntegerType(), False),
+        T.StructField("src_offset", T.LongType(), False),
+        T.StructField("src", T.StringType(), False),
+        T.StructField("org_id", T.StringType()),
+        T.StructField("out_topic", T.StringType()),
+        T.StructField("out_key", T.StringType()),
+        T.StructField("out_partition", T.IntegerType()),
+        T.StructField("ordering_token", T.LongType()),
+        T.StructField("dedupe_id", T.StringType()),
+        T.StructField("event_id", T.StringType()),
+        T.StructField("event_time_ms", T.LongType()),
+        T.StructField("head", T.BinaryType()),
+        T.StructField("tail", T.BinaryType()),
+        T.StructField("dlq_key", T.BinaryType()),
+        T.StructField("dlq_value", T.BinaryType()),
+        T.StructField("dlq_headers", T.ArrayType(header)),
+    ])
+
+
+@dataclass(frozen=True)
+class TranslateSpec:
+    """What executors need to translate and route: the catalog text (parsed once per Python worker)."""
+
+    catalog_text: str
+    catalog_source: str
+    family: str
+    source_format: str
+    service_version: str = "0.1.0"
+    encode: bool = True
+
+    @property
+    def cache_key(self) -> str:
+        return hashlib.sha1(self.catalog_text.encode()).hexdigest() + self.family
+
+
+# Per Python worker (spark.python.worker.reuse): the parsed catalog and encoder, built once.
+_WORKER_STATE: dict[str, tuple[Any, Any]] = {}
+
+
+def _worker_state(spec: TranslateSpec) -> tuple[Any, Any]:
+    state = _WORKER_STATE.get(spec.cache_key)
+    if state is None:
+        from shared.avro import load_schema
+        from shared.catalog import parse_catalog
+        from spark_backfill.encoding import SplitEncoder
+
+        catalog = parse_catalog(spec.catalog_text, spec.catalog_source)
+        state = _WORKER_STATE[spec.cache_key] = (catalog, SplitEncoder(load_schema("interaction_event")))
+    return state
+
+
+def translate_batches(spec: TranslateSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The `mapInArrow` function: one output row per source row (event, skip or poison)."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        import pyarrow as pa
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        from shared.deadletter import dead_letter_headers
+        from shared.routing import route
+        from shared.translation import DomainEventDraft, PoisonPill, SourceRecord, to_avro_record, translate
+
+        catalog, encoder = _worker_state(spec)
+        arrow_schema = to_arrow_schema(translated_schema())
+        columns = arrow_schema.names
+        for batch in batches:
+            out: dict[str, list[Any]] = {name: [] for name in columns}
+            rows = zip(*(batch.column(name).to_pylist() for name in
+                         ("topic", "partition", "offset", "key", "value", "timestamp_ms", "headers")), strict=True)
+            for topic, partition, offset, key, value, timestamp_ms, raw_headers in rows:
+                headers = _headers(raw_headers)
+                record = SourceRecord(topic=topic, partition=partition, offset=offset, key=key, value=value,
+                                      headers=headers, timestamp_ms=timestamp_ms)
+                outcome = translate(record, spec.source_format)
+                row: dict[str, Any] = dict.fromkeys(columns)
+                row.update(src_topic=record.topic, src_partition=record.partition, src_offset=record.offset,
+                           src=f"{record.topic}/{record.partition}/{record.offset}")
+                if isinstance(outcome, DomainEventDraft):
+                    try:
+                        target = route(catalog, spec.family, outcome.org_id, outcome.interaction_id)
+                    except ValueError as error:
+                        outcome = PoisonPill(UNROUTABLE, str(error), None)  # type: ignore[arg-type]
+                    else:
+                        row.update(kind=EVENT, org_id=outcome.org_id, out_topic=target.topic, out_key=target.key,
+                                   out_partition=target.partition, ordering_token=outcome.ordering_token,
+                                   dedupe_id=outcome.dedupe_id, event_id=outcome.event_id,
+                                   event_time_ms=outcome.event_time_ms, src=outcome.source.header())
+                        if spec.encode:
+                            row["head"], row["tail"] = encoder.encode_parts(to_avro_record(outcome, 0))
+                if isinstance(outcome, PoisonPill):
+                    dlq = dead_letter_headers(
+                        reason=str(outcome.reason_code), error=outcome.message, field=outcome.field,
+                        source_topic=record.topic, source_partition=record.partition, source_offset=record.offset,
+                        service=SERVICE, service_version=spec.service_version, original_headers=headers,
+                    )
+                    row.update(kind=POISON, reason=str(outcome.reason_code), dlq_key=record.key,
+                               dlq_value=record.value, dlq_headers=[{"key": k, "value": v} for k, v in dlq])
+                elif not isinstance(outcome, DomainEventDraft):
+                    row.update(kind=SKIP, reason=str(outcome.reason))
+                for name in columns:
+                    out[name].append(row[name])
+            yield pa.RecordBatch.from_pydict(out, schema=arrow_schema)
+
+    return run
+
+
+def _headers(raw: list[dict[str, Any]] | None) -> dict[str, bytes]:
+    if not raw:
+        return {}
+    return {str(h["key"]): h["value"] if h["value"] is not None else b"" for h in raw}
+
+
+def translate_source(source: DataFrame, spec: TranslateSpec) -> DataFrame:
+    """Every source row translated and routed (see `translated_schema`)."""
+    return source.mapInArrow(translate_batches(spec), translated_schema())
+
+
+def sequence_events(events: DataFrame, start_after: DataFrame | None = None,
+                    partitions: int | None = None) -> DataFrame:
+    """Dense per-key sequences in source order, upstream duplicates dropped (first in source order wins).
+
+    `events` needs `out_topic`, `out_key`, `dedupe_id` and the `ORDER_COLUMNS`; `start_after` (optional)
+    has `out_topic`, `out_key`, `last`: numbering continues after `last` (a previous hand-off). One shuffle:
+    both windows are partitioned by the sequence key (the dedupe window by a superset of it).
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    order = [F.col(name).asc() for name in ORDER_COLUMNS]
+    keys = list(SEQUENCE_KEY_COLUMNS)
+    first_seen = Window.partitionBy(*keys, "dedupe_id").orderBy(*order)
+    in_order = Window.partitionBy(*keys).orderBy(*order)
+    spread = events.repartition(partitions, *keys) if partitions else events.repartition(*keys)
+    numbered = (spread.withColumn("_occurrence", F.row_number().over(first_seen))
+                .filter(F.col("_occurrence") == 1).drop("_occurrence")
+                .withColumn("sequence", F.row_number().over(in_order).cast("long")))
+    if start_after is None:
+        return numbered
+    return (numbered.join(start_after.select(*keys, F.col("last").cast("long").alias("_last")), keys, "left")
+            .withColumn("sequence", F.col("sequence") + F.coalesce(F.col("_last"), F.lit(0).cast("long")))
+            .drop("_last"))
+
+
+def value_column(wire_headers: Mapping[str, bytes]) -> Column:
+    """The framed Avro value: wire header of the record's topic + head + varint(sequence) + tail."""
+    from pyspark.sql import functions as F
+
+    from spark_backfill.encoding import varint_column
+
+    pairs = [item for topic, header in sorted(wire_headers.items()) for item in (F.lit(topic), F.lit(header))]
+    header = F.create_map(*pairs)[F.col("out_topic")]
+    return F.concat(header, F.col("head"), varint_column(F.col("sequence")), F.col("tail"))
+
+
+def kafka_rows(sequenced: DataFrame, wire_headers: Mapping[str, bytes]) -> DataFrame:
+    """Rows for Spark's Kafka sink, exactly as the live service writes them: explicit Java-parity partition,
+    key = output key (UTF-8), value = Avro wire format, headers `seq` (decimal) then `src` (topic/partition/offset)."""
+    from pyspark.sql import functions as F
+
+    headers = F.array(
+        F.struct(F.lit("seq").alias("key"), F.encode(F.col("sequence").cast("string"), "UTF-8").alias("value")),
+        F.struct(F.lit("src").alias("key"), F.encode(F.col("src"), "UTF-8").alias("value")),
+    )
+    return sequenced.select(
+        F.col("out_topic").alias("topic"),
+        F.col("out_partition").alias("partition"),
+        F.encode(F.col("out_key"), "UTF-8").alias("key"),
+        value_column(wire_headers).alias("value"),
+        headers.alias("headers"),
+    )
+
+
+def dead_letter_rows(poison: DataFrame, dlq_topic: str) -> DataFrame:
+    """Poison pills for the DLQ: original key and value bytes, original headers plus `dlq.*` context headers.
+    No partition: the producer's murmur2 partitioner places them by original key, as the live service's do."""
+    from pyspark.sql import functions as F
+
+    return poison.select(
+        F.lit(dlq_topic).alias("topic"),
+        F.lit(None).cast("int").alias("partition"),
+        F.col("dlq_key").alias("key"),
+        F.col("dlq_value").alias("value"),
+        F.col("dlq_headers").alias("headers"),
+    )
+
+
+def last_sequences(sequenced: DataFrame) -> DataFrame:
+    """(out_topic, out_key, last): the hand-off value of every sequence key."""
+    from pyspark.sql import functions as F
+
+    return sequenced.groupBy(*SEQUENCE_KEY_COLUMNS).agg(F.max("sequence").alias("last"))
+
+
+def checkpoint_sequence_rows(last: DataFrame, checkpoint_topic: str) -> DataFrame:
+    """`shared.handoff.sequence_record` of every (out_topic, out_key, last), as Kafka sink rows."""
+    from pyspark.sql import types as T
+
+    schema = T.StructType([T.StructField("key", T.BinaryType()), T.StructField("value", T.BinaryType())])
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        import pyarrow as pa
+
+        from shared.handoff import sequence_record
+
+        for batch in batches:
+            records = [sequence_record(t, k, int(n)) for t, k, n in zip(
+                batch.column("out_topic").to_pylist(), batch.column("out_key").to_pylist(),
+                batch.column("last").to_pylist(), strict=True)]
+            yield pa.RecordBatch.from_pydict({"key": [r[0] for r in records], "value": [r[1] for r in records]},
+                                             schema=pa.schema([("key", pa.binary()), ("value", pa.binary())]))
+
+    from pyspark.sql import functions as F
+
+    return last.mapInArrow(run, schema).select(F.lit(checkpoint_topic).alias("topic"), "key", "value")

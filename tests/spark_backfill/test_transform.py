@@ -1,0 +1,151 @@
+"""The backfill's transforms on actual rows: Spark sequencing equals `shared.sequencing.assign_sequences`,
+translation and routing equal the shared functions, values equal whole-record Avro encoding."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from services.catalog_files import load_catalog
+from shared.avro import encode_body, frame, load_schema, parse_schema
+from shared.handoff import Handoff, sequence_key
+from shared.routing import route
+from shared.sequencing import SourcePosition, assign_sequences, source_order
+from shared.translation import DomainEventDraft, SourceRecord, to_avro_record, translate
+from spark_backfill import transform
+from spark_backfill.extract import source_schema
+
+pytestmark = pytest.mark.spark
+
+CATALOG = Path(__file__).resolve().parents[2] / "catalog" / "topics.yaml"
+
+
+def _rows(seed: int, count: int) -> list[dict[str, object]]:
+    """Rows with many ordering-token ties, several source partitions/topics and repeated dedupe ids."""
+    rng = random.Random(seed)
+    rows = []
+    for i in range(count):
+        key = f"org-{rng.randrange(3)}:i-{rng.randrange(12)}"
+        rows.append({
+            "out_topic": rng.choice(["a_v2", "b_v2"]),
+            "out_key": key,
+            "ordering_token": rng.randrange(20),  # many ties: partition, offset, topic decide
+            "src_partition": rng.randrange(3),
+            "src_offset": i // 3 + rng.randrange(2) * 1000,
+            "src_topic": rng.choice(["src-a", "src-b"]),
+            "dedupe_id": f"e-{rng.randrange(count // 2)}",  # ~half are upstream duplicates of another row
+            "item": i,
+        })
+    return rows
+
+
+def _expected(rows: list[dict[str, object]], start_after: dict[str, int] | None = None) -> set[tuple[str, int, int]]:
+    keyed = [
+        (sequence_key(str(r["out_topic"]), str(r["out_key"])),
+         source_order(int(r["ordering_token"]),  # type: ignore[call-overload]
+                      SourcePosition(str(r["src_topic"]), int(r["src_partition"]), int(r["src_offset"]))),  # type: ignore[call-overload]
+         str(r["dedupe_id"]), int(r["item"]))  # type: ignore[call-overload]
+        for r in rows
+    ]
+    return set(assign_sequences(keyed, start_after))
+
+
+def _spark_result(spark, rows, start_after=None):  # type: ignore[no-untyped-def]
+    frame_ = spark.createDataFrame(rows)
+    after = None
+    if start_after is not None:
+        after = spark.createDataFrame(
+            [{"out_topic": k.split("/", 1)[0], "out_key": k.split("/", 1)[1], "last": v}
+             for k, v in start_after.items()])
+    result = transform.sequence_events(frame_, after, partitions=3).collect()
+    return {(sequence_key(r["out_topic"], r["out_key"]), r["sequence"], r["item"]) for r in result}
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_spark_sequencing_equals_assign_sequences(spark, seed: int) -> None:
+    rows = _rows(seed, 600)
+    assert _spark_result(spark, rows) == _expected(rows)
+
+
+def test_spark_sequencing_continues_after_a_hand_off(spark) -> None:
+    rows = _rows(7, 300)
+    start_after = {"a_v2/org-0:i-1": 41, "b_v2/org-2:i-5": 7, "a_v2/not-in-batch": 3}
+    assert _spark_result(spark, rows, start_after) == _expected(rows, start_after)
+
+
+def _genesys(org: str, interaction: str, event: str, ts: str) -> bytes:
+    return json.dumps({"orgId": org, "interactionId": interaction, "eventId": event, "eventType": "start",
+                       "interactionType": "call", "timestamp": ts, "data": {"agentId": "a-1"}}).encode()
+
+
+def test_translate_source_matches_the_shared_translation_and_routing(spark) -> None:
+    catalog = load_catalog(CATALOG)
+    family = catalog.default_family
+    values: list[bytes | None] = [
+        _genesys("org-acme", "i-1", "e-1", "2024-01-01T00:00:00Z"),
+        _genesys("org-small", "i-2", "e-2", "2024-01-01T00:00:01.250Z"),
+        _genesys("org-initech", "i-3", "e-3", "2024-01-01T00:00:02Z"),
+        b"{not json",
+        None,
+        json.dumps({"orgId": "org-x", "eventId": "e-9", "eventType": "end",
+                    "timestamp": "2024-01-01T00:00:00Z"}).encode(),
+    ]
+    source_rows = [("src", i % 2, 100 + i, b"k", v, 1_700_000_000_000 + i, [("trace", b"t-1")])
+                   for i, v in enumerate(values)]
+    frame_ = spark.createDataFrame(source_rows, source_schema())
+    spec = transform.TranslateSpec(CATALOG.read_text(), str(CATALOG), family, "genesys")
+    result = {r["src_offset"]: r for r in transform.translate_source(frame_, spec).collect()}
+    assert len(result) == len(values)
+
+    full = parse_schema(load_schema("interaction_event"))
+    for topic, partition, offset, key, value, ts, headers in source_rows:
+        record = SourceRecord(topic, partition, offset, key, value, dict(headers), ts)
+        outcome = translate(record, "genesys")
+        row = result[offset]
+        if isinstance(outcome, DomainEventDraft):
+            target = route(catalog, family, outcome.org_id, outcome.interaction_id)
+            assert (row["kind"], row["out_topic"], row["out_key"], row["out_partition"]) == (
+                "event", target.topic, target.key, target.partition)
+            assert (row["ordering_token"], row["dedupe_id"], row["src"]) == (
+                outcome.ordering_token, outcome.dedupe_id, f"{topic}/{partition}/{offset}")
+            whole = frame(9, encode_body(full, to_avro_record(outcome, 5)))
+            assert frame(9, bytes(row["head"]) + b"\x0a" + bytes(row["tail"])) == whole  # zigzag(5) = 0x0a
+        elif outcome.__class__.__name__ == "PoisonPill":
+            headers_out = {h["key"]: h["value"] for h in row["dlq_headers"]}
+            assert row["kind"] == "poison" and bytes(row["dlq_value"]) == value
+            assert headers_out["trace"] == b"t-1"
+            assert headers_out["dlq.source.offset"] == str(offset).encode()
+            assert headers_out["dlq.reason"] == row["reason"].encode()
+        else:
+            assert row["kind"] == "skip"
+
+
+def test_kafka_rows_and_checkpoint_rows(spark) -> None:
+    from spark_backfill.encoding import SplitEncoder
+
+    encoder = SplitEncoder(load_schema("interaction_event"))
+    full = parse_schema(load_schema("interaction_event"))
+    draft_record = {
+        "org_id": "o", "interaction_id": "i", "event_id": "e", "event_type": "start", "interaction_type": None,
+        "event_time": 1_700_000_000_000, "sequence": 0, "source": {"topic": "s", "partition": 1, "offset": 2},
+        "ordering_token": 5, "change_op": None, "payload": "{}",
+    }
+    head, tail = encoder.encode_parts(draft_record)
+    sequences = [1, 63, 64, 200, 8192, 1_000_000, 2**33]
+    rows = [{"out_topic": "t_v2", "out_partition": 3, "out_key": "o:i", "sequence": s, "head": head,
+             "tail": tail, "src": "s/1/2"} for s in sequences]
+    result = transform.kafka_rows(spark.createDataFrame(rows), {"t_v2": frame(42, b"")}).collect()
+    for sequence, row in zip(sequences, result, strict=True):
+        assert bytes(row["value"]) == frame(42, encode_body(full, {**draft_record, "sequence": sequence}))
+        assert [(h["key"], bytes(h["value"])) for h in row["headers"]] == [
+            ("seq", str(sequence).encode()), ("src", b"s/1/2")]
+        assert (row["topic"], row["partition"], bytes(row["key"])) == ("t_v2", 3, b"o:i")
+
+    last = spark.createDataFrame([{"out_topic": "t_v2", "out_key": "o:i/x", "last": 17}])
+    handoff = Handoff()
+    for row in transform.checkpoint_sequence_rows(last, "cp").collect():
+        handoff.apply(bytes(row["key"]), bytes(row["value"]))
+    assert handoff.last_sequences == {"t_v2/o:i/x": 17}

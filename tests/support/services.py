@@ -1,0 +1,81 @@
+"""Run rekey services as real OS processes in tests: start, wait until ready, SIGTERM, kill -9."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+import httpx
+
+from tests.support.waiting import wait_until
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class ServiceProcess:
+    """`rekey run SERVICE` in a subprocess with its own web port, log file and environment."""
+
+    def __init__(self, service: str, env: Mapping[str, str], log_dir: Path, name: str | None = None) -> None:
+        self.service = service
+        self.name = name or service
+        self.port = free_port()
+        self.env = {**os.environ, **env, "REKEY_WEB_PORT": str(self.port)}
+        self.log_path = log_dir / f"{self.name}.log"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self, ready_timeout: float = 90.0) -> ServiceProcess:
+        rekey = str(Path(sys.executable).with_name("rekey"))
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(
+                [rekey, "run", self.service], env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        wait_until(self._ready, ready_timeout, f"{self.name} ready on :{self.port} (log: {self.log_tail()})", 0.5)
+        return self
+
+    def _ready(self) -> bool:
+        if self.process is None or self.process.poll() is not None:
+            raise AssertionError(f"{self.name} exited with {self.process and self.process.returncode}:\n"
+                                 f"{self.log_tail()}")
+        try:
+            return httpx.get(f"http://127.0.0.1:{self.port}/readyz", timeout=2).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    def metrics(self) -> str:
+        return httpx.get(f"http://127.0.0.1:{self.port}/metrics", timeout=5).text
+
+    def terminate(self, timeout: float = 30.0) -> float:
+        """SIGTERM and wait; return how long the clean stop took."""
+        assert self.process is not None
+        started = time.monotonic()
+        self.process.send_signal(signal.SIGTERM)
+        self.process.wait(timeout)
+        return time.monotonic() - started
+
+    def kill(self) -> None:
+        assert self.process is not None
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(10)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            try:
+                self.terminate(30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def log_tail(self, lines: int = 40) -> str:
+        if not self.log_path.exists():
+            return ""
+        return "".join(self.log_path.read_text(errors="replace").splitlines(keepends=True)[-lines:])
