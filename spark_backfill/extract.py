@@ -14,12 +14,13 @@ Both yield `SOURCE_COLUMNS`: topic, partition, offset, key (binary), value (bina
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from services.settings import KafkaSettings
 
@@ -59,15 +60,32 @@ class OffsetRange:
                    {int(p): int(o) for p, o in data["end"].items()})
 
 
-def watermarks(config: Mapping[str, Any], topic: str, timeout: float = 10.0) -> dict[int, tuple[int, int]]:
-    """(low, high) watermark of every partition of `topic`; ValueError when the topic does not exist."""
+_TRANSIENT = {KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE,
+              KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._TIMED_OUT}
+
+
+def watermarks(config: Mapping[str, Any], topic: str, timeout: float = 10.0,
+               retry_for: float = 30.0) -> dict[int, tuple[int, int]]:
+    """(low, high) watermark of every partition of `topic`; ValueError when the topic does not exist.
+    Leadership changes (e.g. just after the topic was created) are retried for up to `retry_for` seconds."""
     consumer = Consumer({**config, "group.id": f"rekey-snapshot-{uuid.uuid4()}", "enable.auto.commit": False})
+    deadline = time.monotonic() + retry_for
     try:
-        metadata = consumer.list_topics(topic, timeout=timeout).topics.get(topic)
-        if metadata is None or metadata.error is not None or not metadata.partitions:
-            raise ValueError(f"source topic {topic!r} does not exist")
-        return {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout)
-                for p in sorted(metadata.partitions)}
+        while True:
+            metadata = consumer.list_topics(topic, timeout=timeout).topics.get(topic)
+            if metadata is None or metadata.error is not None or not metadata.partitions:
+                if metadata is not None and metadata.error is not None and time.monotonic() < deadline \
+                        and metadata.error.code() == KafkaError.LEADER_NOT_AVAILABLE:
+                    time.sleep(0.5)
+                    continue
+                raise ValueError(f"topic {topic!r} does not exist")
+            try:
+                return {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout)
+                        for p in sorted(metadata.partitions)}
+            except KafkaException as error:
+                if error.args[0].code() not in _TRANSIENT or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
     finally:
         consumer.close()
 

@@ -70,6 +70,10 @@ def build_session(app_name: str, master: str | None = None, *, ui: bool = False,
     from services.embedded.maven import spark_connector_jars
 
     resolved = resolve_master(master)
+    if resolved is None or resolved.startswith("local"):
+        # PySpark starts local Python workers with $PYSPARK_PYTHON (default `python3` from PATH), not with
+        # spark.pyspark.python: point it at this interpreter, whose environment has rekey, pyarrow, ...
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     jars = [str(path) for path in spark_connector_jars()]
     builder = SparkSession.builder.appName(app_name)
     if resolved is not None:

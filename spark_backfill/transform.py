@@ -57,12 +57,13 @@ def translated_schema() -> Any:
 
 @dataclass(frozen=True)
 class TranslateSpec:
-    """What executors need to translate and route: the catalog text (parsed once per Python worker)."""
+    """What executors need to translate and route: the catalog text (parsed once per Python worker), the
+    family, and the source format of every source topic read."""
 
     catalog_text: str
     catalog_source: str
     family: str
-    source_format: str
+    formats: Mapping[str, str]
     service_version: str = "0.1.0"
     encode: bool = True
 
@@ -109,7 +110,7 @@ def translate_batches(spec: TranslateSpec) -> Callable[[Iterator[pa.RecordBatch]
                 headers = _headers(raw_headers)
                 record = SourceRecord(topic=topic, partition=partition, offset=offset, key=key, value=value,
                                       headers=headers, timestamp_ms=timestamp_ms)
-                outcome = translate(record, spec.source_format)
+                outcome = translate(record, spec.formats[record.topic])
                 row: dict[str, Any] = dict.fromkeys(columns)
                 row.update(src_topic=record.topic, src_partition=record.partition, src_offset=record.offset,
                            src=f"{record.topic}/{record.partition}/{record.offset}")

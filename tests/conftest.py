@@ -1,4 +1,9 @@
 """Session-wide fixtures: one real Kafka broker per session, a unique topic per test (see tests/fixtures)."""
 
-pytest_plugins = ["tests.fixtures.kafka", "tests.fixtures.catalog", "tests.fixtures.postgres", "tests.fixtures.registry",
-                  "tests.fixtures.spark"]
+pytest_plugins = [
+    "tests.fixtures.kafka",
+    "tests.fixtures.catalog",
+    "tests.fixtures.postgres",
+    "tests.fixtures.registry",
+    "tests.fixtures.spark",
+]

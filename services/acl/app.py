@@ -12,18 +12,18 @@ from __future__ import annotations
 from typing import Any
 
 import faust
-from shared.routing import route
-from shared.translation import PoisonPill, Skip, SourceRecord, translate
 
 from services.acl.envelope import Envelope
 from services.acl.handoff import HandoffSequences
 from services.acl.outputs import OutputWriter
 from services.catalog_files import load_catalog
-from services.streaming.app import build_app
+from services.streaming.app import build_app, ensure_internal_topic
 from services.streaming.metrics import CONSUMED, SKIPPED, TopOrgs, export_consumer_lag
 from services.streaming.settings import StreamSettings
 from shared.partitioning import partition_for
+from shared.routing import route
 from shared.sequencing import Duplicate, Fresh, Redelivered, SeenEntry, decide
+from shared.translation import PoisonPill, Skip, SourceRecord, translate
 
 SERVICE = "acl"
 
@@ -36,15 +36,15 @@ def create_app(settings: StreamSettings) -> faust.App:
     raw: dict[str, Any] = {"key_type": bytes, "value_type": bytes, "key_serializer": "raw", "value_serializer": "raw"}
 
     source_topic = app.topic(*sources, **raw)
-    sequencing_topic = app.topic(
-        f"{app.conf.id}-sequencing", partitions=internal_partitions, internal=True, **raw
-    )
-    sequences = app.Table("sequences", default=None, partitions=internal_partitions, value_serializer="json")
+    sequencing_name = f"{app.conf.id}-sequencing"
+    ensure_internal_topic(settings, sequencing_name)
+    sequencing_topic = app.topic(sequencing_name, partitions=internal_partitions, internal=True, **raw)
+    sequences = app.Table("sequences", default=None, partitions=internal_partitions, key_type=str, value_type=int)
     seen = app.Table(
         "seen",
         default=None,
         partitions=internal_partitions,
-        value_serializer="json",
+        key_type=str,
         extra_topic_configs={"retention.ms": int(settings.dedupe_horizon_hours * 3_600_000),
                              "cleanup.policy": "compact,delete"},
     )

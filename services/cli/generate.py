@@ -35,7 +35,9 @@ def generate(
     ] = None,
 ) -> None:
     """Generate interaction lifecycles of Zipf-sized tenants, with late events, duplicates and poison pills."""
-    settings = KafkaSettings(**({"bootstrap_servers": bootstrap_servers} if bootstrap_servers else {}))
+    settings = KafkaSettings()
+    if bootstrap_servers:
+        settings = settings.model_copy(update={"bootstrap_servers": bootstrap_servers})
     with user_errors(), Progress(
         TextColumn("[bold]generating[/] {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
         console=_console, transient=True,

@@ -4,7 +4,20 @@ from __future__ import annotations
 
 import typer
 
-from services.cli import broker, explain, generate, partition, plan, postgres, reconcile, registry, run, topics
+from services.cli import (
+    backfill,
+    broker,
+    check,
+    explain,
+    generate,
+    partition,
+    plan,
+    postgres,
+    reconcile,
+    registry,
+    run,
+    topics,
+)
 
 app = typer.Typer(
     name="rekey",
@@ -13,7 +26,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-for module in (broker, postgres, run, registry, partition, explain, topics, plan, reconcile, generate):
+for module in (broker, postgres, run, registry, partition, explain, topics, plan, reconcile, generate, check,
+               backfill):
     module.register(app)
 
 

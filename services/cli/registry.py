@@ -22,7 +22,9 @@ _console = Console()
 @registry_app.command()
 def start(
     data_dir: DataDir = DEFAULT_DATA_DIR,
-    port: Annotated[int, typer.Option("--port", help="HTTP port on 127.0.0.1.")] = DEFAULT_PORT,
+    port: Annotated[
+        int | None, typer.Option("--port", help=f"HTTP port on 127.0.0.1 [default: last used, else {DEFAULT_PORT}]")
+    ] = None,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for the registry to answer.")] = 90.0,
 ) -> None:
     """Start the registry (fetching it from Maven Central the first time) and wait until it answers."""

@@ -31,7 +31,7 @@ topics_app = typer.Typer(help="Provision and document the topics of the catalog.
 def _status_table(report: ApplyReport) -> Table:
     table = Table(title="Topics", title_justify="left")
     for column in ("topic", "status"):
-        table.add_column(column, no_wrap=True)
+        table.add_column(column, overflow="fold")
     rows = [(name, "[green]created[/]") for name in report.created]
     rows += [(name, "ok") for name in report.unchanged]
     rows += [(i.topic, f"[yellow]partitions {i.current} -> {i.wanted}[/]") for i in report.remapped]
@@ -46,7 +46,7 @@ def _status_table(report: ApplyReport) -> Table:
 def _drift_table(report: ApplyReport) -> Table:
     table = Table(title="Drift (not changed: fix the topic or the catalog)", title_justify="left")
     for column in ("topic", "setting", "catalog", "actual"):
-        table.add_column(column, no_wrap=column != "actual")
+        table.add_column(column, overflow="fold")
     for drift in report.drift:
         note = " (Kafka cannot remove partitions: publish a new _vN topic)" if drift.setting == PARTITIONS else ""
         table.add_row(drift.topic, drift.setting, drift.catalog, drift.actual + note)
@@ -56,7 +56,7 @@ def _drift_table(report: ApplyReport) -> Table:
 def _remap_table(report: ApplyReport) -> Table:
     table = Table(title="Partition-count changes of keyed topics", title_justify="left")
     for column in ("topic", "partitions", "keys moved", "sample", "action"):
-        table.add_column(column, no_wrap=True)
+        table.add_column(column, overflow="fold")
     refused = "[red]refused: --allow-remap, or publish a new _vN topic[/]"
     rows = [*((i, "[yellow]increased[/]") for i in report.remapped), *((i, refused) for i in report.refused)]
     for impact, action in rows:
@@ -111,6 +111,12 @@ def apply(
     console.print(_status_table(report))
     if report.remapped or report.refused:
         console.print(_remap_table(report))
+    for impact in report.refused:
+        console.print(
+            f"refused: {impact.topic} {impact.current} -> {impact.wanted} partitions would move {impact.moved} of "
+            f"{impact.sampled} sampled keys ({impact.moved_percent:.1f}%, {impact.sample} sample) to another "
+            "partition; re-run with --allow-remap to accept, or publish a new _vN topic", highlight=False,
+        )
     if report.drift:
         console.print(_drift_table(report))
     console.print(f"catalog version {catalog.version} applied to {settings.bootstrap_servers}: "

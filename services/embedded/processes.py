@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
 import os
 import signal
 import socket
 import time
 from pathlib import Path
+
+# Loaded at import, never between fork and exec (see `terminate_with_parent`).
+_LIBC = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+_PR_SET_PDEATHSIG = 1
 
 
 def port_free(port: int) -> bool:
@@ -72,3 +78,9 @@ def tail(path: Path, lines: int) -> str:
     if not path.exists():
         return ""
     return "".join(path.read_text(errors="replace").splitlines(keepends=True)[-lines:])
+
+
+def terminate_with_parent() -> None:
+    """A `preexec_fn` for servers owned by a test session: Linux sends the child SIGTERM when the thread that
+    started it dies (PR_SET_PDEATHSIG), so a killed pytest leaves no orphaned JVM behind."""
+    _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)

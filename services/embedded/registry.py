@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 
 from services.embedded import maven, processes
-from services.embedded.errors import NotReady, PortInUse
+from services.embedded.errors import EmbeddedInfraError, NotReady, PortInUse
 
 APICURIO_VERSION = "3.0.9"
 COORDINATE = f"io.apicurio:apicurio-registry-app:{APICURIO_VERSION}:zip:all"
@@ -40,10 +40,11 @@ class SchemaRegistryServer:
     """Start, stop and inspect one embedded registry keeping its data in `data_dir`."""
 
     def __init__(self, data_dir: Path = DEFAULT_DATA_DIR, port: int | None = None):
+        """`port` defaults to the one the registry of `data_dir` last used, else 8081."""
         self.data_dir = Path(data_dir).resolve()
-        saved = self._load_state()
-        self.state = saved or RegistryState(port=DEFAULT_PORT)
-        if port is not None:
+        self.state = self._load_state() or RegistryState(port=DEFAULT_PORT)
+        self.requested_port = port
+        if port is not None and not self.running():
             self.state.port = port
 
     @property
@@ -91,9 +92,18 @@ class SchemaRegistryServer:
         except httpx.HTTPError:
             return False
 
-    def start(self, timeout: float = 90.0) -> None:
-        """Start the registry (fetching it from Maven Central the first time) and wait until it answers."""
+    def start(self, timeout: float = 90.0, die_with_caller: bool = False) -> None:
+        """Start the registry (fetching it from Maven Central the first time) and wait until it answers.
+
+        With `die_with_caller` (test fixtures) the registry is stopped by the kernel if the calling process
+        dies without stopping it; otherwise it runs on detached until `stop`.
+        """
         if self.running():
+            if self.requested_port not in (None, self.state.port):
+                raise EmbeddedInfraError(
+                    f"the registry of {self.data_dir} already runs on port {self.state.port}: stop it (`rekey "
+                    f"registry stop --data-dir {self.data_dir}`) before starting it on port {self.requested_port}"
+                )
             self.wait_ready(timeout)
             return
         if not processes.port_free(self.state.port):
@@ -104,7 +114,10 @@ class SchemaRegistryServer:
         command = self._command()
         self.data_dir.mkdir(parents=True, exist_ok=True)
         with self.log_file.open("ab") as log:
-            process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            process = subprocess.Popen(
+                command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                preexec_fn=processes.terminate_with_parent if die_with_caller else None,
+            )
         self.state.pid = process.pid
         self._save_state()
         self.wait_ready(timeout)

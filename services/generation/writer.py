@@ -87,29 +87,20 @@ def generate_to_topic(
         duplicate_rate=duplicate_rate, late_rate=late_rate, source_format=SourceFormat(source_format), seed=seed,
     )
     settings = bootstrap if isinstance(bootstrap, KafkaSettings) else KafkaSettings(bootstrap_servers=bootstrap)
-    producer = make_producer(settings, **THROUGHPUT_CONFIG)
-    _require_topic(producer, settings.bootstrap_servers, topic)
     if manifest_path is not None:
         manifest_path.parent.mkdir(parents=True, exist_ok=True)
+    producer = make_producer(settings, **THROUGHPUT_CONFIG)
     started = time.monotonic()
-    opened = manifest_path.open("w", encoding="utf-8", buffering=1 << 20) if manifest_path else None
-    with opened if opened is not None else contextlib.nullcontext() as manifest:
-        tally = _Tally(manifest)
-        for record in generate(config):
-            report = partial(tally.delivered, record)
-            while True:
-                try:
-                    producer.produce(topic, value=record.value, key=record.key, on_delivery=report)
-                    break
-                except BufferError:
-                    producer.poll(0.05)
-            tally.count(record)
-            sent = record.index + 1
-            if sent % POLL_EVERY == 0:
-                producer.poll(0)
-                if progress is not None and sent % PROGRESS_EVERY == 0:
-                    progress(sent)
-        undelivered = producer.flush(flush_timeout)
+    try:
+        _require_topic(producer, settings.bootstrap_servers, topic)
+        opened = manifest_path.open("w", encoding="utf-8", buffering=1 << 20) if manifest_path else None
+        with opened if opened is not None else contextlib.nullcontext() as manifest:
+            tally = _Tally(manifest)
+            _send(producer, topic, config, tally, progress)
+            undelivered = producer.flush(flush_timeout)
+    finally:
+        producer.purge()  # nothing is left after a clean run; after a failure, do not linger sending
+        producer.close()
     if progress is not None:
         progress(events)
     if undelivered:
@@ -120,6 +111,23 @@ def generate_to_topic(
         raise GenerationError(f"{len(tally.failures)} of {events} records to {topic!r} failed; the first (record "
                               f"{index}): {error}")
     return tally.summary(topic, time.monotonic() - started, manifest_path)
+
+
+def _send(producer: Any, topic: str, config: GenerationConfig, tally: _Tally,
+          progress: Callable[[int], None] | None) -> None:
+    for record in generate(config):
+        report = partial(tally.delivered, record)
+        while True:
+            try:
+                producer.produce(topic, value=record.value, key=record.key, on_delivery=report)
+                break
+            except BufferError:
+                producer.poll(0.05)
+        sent = record.index + 1
+        if sent % POLL_EVERY == 0:
+            producer.poll(0)
+            if progress is not None and sent % PROGRESS_EVERY == 0:
+                progress(sent)
 
 
 def _require_topic(producer: Any, bootstrap: str, topic: str) -> None:
@@ -143,15 +151,6 @@ class _Tally:
         self.partitions: Counter[int] = Counter()
         self.failures: list[tuple[int, KafkaError | str]] = []
 
-    def count(self, record: PlannedRecord) -> None:
-        self.kinds[record.kind] += 1
-        self.late += record.late
-        if record.kind is RecordKind.EVENT:
-            self.orgs.add(record.org_id or "")
-            self.interactions.add(record.interaction_id or "")
-        elif record.kind is RecordKind.MALFORMED:
-            self.malformed[record.malformed_reason or "?"] += 1
-
     def delivered(self, record: PlannedRecord, error: KafkaError | None, message: Message) -> None:
         if error is not None:
             self.failures.append((record.index, error))
@@ -163,6 +162,16 @@ class _Tally:
         self.partitions[partition] += 1
         if self.manifest is not None:
             self.manifest.write(record.manifest_line(partition, offset))
+        self._count(record)
+
+    def _count(self, record: PlannedRecord) -> None:
+        self.kinds[record.kind] += 1
+        self.late += record.late
+        if record.kind is RecordKind.EVENT:
+            self.orgs.add(record.org_id or "")
+            self.interactions.add(record.interaction_id or "")
+        elif record.kind is RecordKind.MALFORMED:
+            self.malformed[record.malformed_reason or "?"] += 1
 
     def summary(self, topic: str, seconds: float, manifest_path: Path | None) -> GenerationSummary:
         return GenerationSummary(

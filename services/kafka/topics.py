@@ -54,16 +54,30 @@ def describe_topics(admin: AdminClient, names: Iterable[str]) -> dict[str, Obser
     return observed
 
 
-def create_topics(admin: AdminClient, specs: list[TopicSpec]) -> list[str]:
-    """Create `specs` with their catalog configs; returns the names created (one created concurrently by
-    someone else is not an error, and not in the list)."""
+def describe_visible_topics(admin: AdminClient, names: list[str], timeout: float = ADMIN_TIMEOUT,
+                            ) -> dict[str, ObservedTopic]:
+    """Describe `names`, which the cluster says exist, waiting until this broker's metadata shows them all."""
+    deadline = time.monotonic() + timeout
+    observed = describe_topics(admin, names)
+    while len(observed) < len(names):
+        if time.monotonic() > deadline:
+            missing = sorted(set(names) - set(observed))
+            raise TopicAdminError(f"topics {missing} exist but were not visible in metadata within {timeout:.0f}s")
+        time.sleep(0.2)
+        observed = describe_topics(admin, names)
+    return observed
+
+
+def create_topics(admin: AdminClient, specs: list[TopicSpec]) -> tuple[list[str], list[str]]:
+    """Create `specs` with their catalog configs. Returns (names created, names that already existed: created
+    meanwhile by someone else, or not yet in the metadata this broker answered with)."""
     if not specs:
-        return []
+        return [], []
     futures = admin.create_topics([
         NewTopic(spec.name, spec.partitions, spec.replication_factor, config=spec.kafka_configs())
         for spec in specs
     ])
-    created = []
+    created, existing = [], []
     for name, future in futures.items():
         try:
             future.result(ADMIN_TIMEOUT)
@@ -71,7 +85,8 @@ def create_topics(admin: AdminClient, specs: list[TopicSpec]) -> list[str]:
         except KafkaException as error:
             if error.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
                 raise TopicAdminError(f"creating topic {name!r}: {error.args[0].str()}") from error
-    return created
+            existing.append(name)
+    return created, existing
 
 
 def add_partitions(admin: AdminClient, name: str, total: int) -> None:

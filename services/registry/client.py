@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 from urllib.parse import quote
 
 import httpx
@@ -27,7 +27,7 @@ from shared.avro import ParsedSchema, parse_schema, schema_text
 CompatibilityLevel = Literal[
     "BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE", "FULL", "FULL_TRANSITIVE", "NONE"
 ]
-COMPATIBILITY_LEVELS: tuple[str, ...] = CompatibilityLevel.__args__  # type: ignore[attr-defined]
+COMPATIBILITY_LEVELS: tuple[str, ...] = get_args(CompatibilityLevel)
 _CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
 _SUBJECT_NOT_FOUND = 40401
 

@@ -51,7 +51,7 @@ def consumer_config(settings: SinkSettings, **overrides: Any) -> dict[str, Any]:
         "enable.auto.offset.store": False,
         "auto.offset.reset": "earliest",
         "isolation.level": "read_committed",
-        "partition.assignment.strategy": "cooperative-sticky",
+        "session.timeout.ms": settings.sink.session_timeout_ms,
         **overrides,
     }
 

@@ -27,6 +27,8 @@ class SinkOptions(BaseSettings):
         default=None, description="`postgresql://...` or `sqlite:///path`; SQLite under the data dir by default."
     )
     group_id: str | None = Field(default=None, description="Consumer group; `rekey-sink-<table>` by default.")
+    session_timeout_ms: int = Field(default=45_000, ge=6000, le=300_000, description="Consumer group session "
+                                    "timeout: how soon a crashed sink's partitions move to another member.")
     batch_size: int = Field(default=500, ge=1, le=5000, description="Records per database transaction at most.")
     batch_timeout_s: float = Field(default=0.5, gt=0, description="How long to wait to fill a batch.")
     watermark_enabled: bool = True

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import ssl
+import time
 
 import faust
+from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka.admin import AdminClient, NewTopic
 from faust.web import Request, Response, View
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
@@ -29,6 +32,7 @@ def _credentials(kafka: KafkaSettings) -> faust.types.auth.CredentialsT | None:
 
 
 def build_app(app_id: str, settings: StreamSettings) -> faust.App:
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
     brokers = [f"kafka://{address}" for address in settings.kafka.bootstrap_servers.split(",")]
     app = faust.App(
         app_id,
@@ -45,6 +49,7 @@ def build_app(app_id: str, settings: StreamSettings) -> faust.App:
         broker_commit_interval=1.0,
         producer_acks=-1,
         producer_linger=0.005,
+        producer_compression_type="lz4",
         producer_max_batch_size=262144,
         stream_wait_empty=False,
         stream_recovery_delay=0.0,
@@ -80,4 +85,27 @@ def _add_probe_pages(app: faust.App) -> None:
     @app.page("/metrics")
     class Metrics(View):
         async def get(self, request: Request) -> Response:
-            return self.bytes(generate_latest(), content_type=CONTENT_TYPE_LATEST)
+            # aiohttp takes the charset separately from the content type.
+            return self.bytes(generate_latest(), content_type=CONTENT_TYPE_LATEST.split(";")[0] + "; version=0.0.4")
+
+
+def ensure_internal_topic(settings: StreamSettings, name: str) -> None:
+    """Create an internal topic before the worker joins its group.
+
+    Faust declares internal topics concurrently with subscribing; a topic missing at the first assignment is
+    then ignored until the next metadata refresh (minutes), so the agent reading it would sit idle.
+    """
+    admin = AdminClient(settings.kafka.librdkafka())
+    future = admin.create_topics([NewTopic(name, settings.internal_partitions, settings.internal_replication_factor,
+                                           config={"compression.type": "lz4"})])[name]
+    try:
+        future.result(30)
+    except KafkaException as error:
+        if error.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
+            raise
+    wait_visible = time.monotonic() + 30
+    while name not in admin.list_topics(name, timeout=10).topics or \
+            admin.list_topics(name, timeout=10).topics[name].error is not None:
+        if time.monotonic() > wait_visible:
+            raise TimeoutError(f"internal topic {name} not visible in metadata after 30s")
+        time.sleep(0.2)

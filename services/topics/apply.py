@@ -16,7 +16,13 @@ from typing import Any, Literal
 from confluent_kafka.admin import AdminClient
 
 from services.kafka.sampling import sample_keys
-from services.kafka.topics import add_partitions, create_topics, describe_topics, wait_for_brokers
+from services.kafka.topics import (
+    add_partitions,
+    create_topics,
+    describe_topics,
+    describe_visible_topics,
+    wait_for_brokers,
+)
 from shared.catalog import Catalog, Drift, TopicSpec, topic_drift
 from shared.catalog.drift import PARTITIONS
 from shared.keys import synthetic_keys
@@ -96,7 +102,9 @@ def apply_catalog(
     wait_for_brokers(admin, str(config.get("bootstrap.servers")), wait_for_brokers_seconds)
     observed = describe_topics(admin, [t.name for t in desired])
     report = ApplyReport(external=[s.name for s in catalog.sources if not s.managed])
-    report.created = create_topics(admin, [t for t in desired if t.name not in observed])
+    report.created, existing = create_topics(admin, [t for t in desired if t.name not in observed])
+    if existing:
+        observed.update(describe_visible_topics(admin, existing))
     for spec in (t for t in desired if t.name in observed):
         actual = observed[spec.name]
         drift = topic_drift(spec, actual)

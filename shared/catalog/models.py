@@ -157,7 +157,7 @@ class Family(_Strict):
 
 
 class Catalog(_Strict):
-    """The whole catalog. Build it with `shared.catalog.parse_catalog` (or `services.catalog.load_catalog`),
+    """The whole catalog. Build it with `shared.catalog.parse_catalog` (or `services.catalog_files.load_catalog`),
     which also checks every cross-reference; constructing it directly skips those checks."""
 
     version: int = Field(ge=1)

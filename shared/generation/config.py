@@ -33,6 +33,10 @@ class GenerationConfig:
     """Interactions in progress at once (their events interleave)."""
 
     def __post_init__(self) -> None:
+        if self.source_format not in set(SourceFormat):
+            known = ", ".join(SourceFormat)
+            raise ValueError(f"source format {self.source_format!r} is not one of {known}")
+        object.__setattr__(self, "source_format", SourceFormat(self.source_format))  # accept "debezium" too
         if self.events < 0:
             raise ValueError(f"events must be >= 0, got {self.events}")
         if self.orgs < 1:

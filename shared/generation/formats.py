@@ -5,9 +5,10 @@ Both renderers draw every random choice from the generator's seeded `Random`, so
 
 from __future__ import annotations
 
+import functools
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from random import Random
 
 from shared.generation.records import PlannedRecord, RecordKind
@@ -35,7 +36,6 @@ class Interaction:
     """Remaining steps, last one next."""
     agent_id: str | None = None
     answered: bool = False
-    history: list[str] = field(default_factory=list)
 
 
 def between(rng: Random, low: int, high: int) -> int:
@@ -51,7 +51,12 @@ def uuid_text(rng: Random) -> str:
 
 def iso_millis(ms: int) -> str:
     """`2023-10-27T14:30:00.123Z` for epoch milliseconds (UTC)."""
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
+    return f"{_iso_second(ms // 1000)}.{ms % 1000:03d}Z"
+
+
+@functools.lru_cache(maxsize=1024)
+def _iso_second(second: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
 
 
 def arbitrary_key(rng: Random, event_id: str) -> bytes | None:
@@ -64,8 +69,11 @@ def arbitrary_key(rng: Random, event_id: str) -> bytes | None:
     return f"{rng.getrandbits(32):08x}".encode()
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
+
+
 def _dumps(value: object) -> bytes:
-    return json.dumps(value, separators=(",", ":")).encode()
+    return _ENCODER.encode(value).encode()
 
 
 def _step_data(rng: Random, interaction: Interaction, step: str, now_ms: int) -> dict[str, object]:

@@ -96,7 +96,7 @@ def test_translate_source_matches_the_shared_translation_and_routing(spark) -> N
     source_rows = [("src", i % 2, 100 + i, b"k", v, 1_700_000_000_000 + i, [("trace", b"t-1")])
                    for i, v in enumerate(values)]
     frame_ = spark.createDataFrame(source_rows, source_schema())
-    spec = transform.TranslateSpec(CATALOG.read_text(), str(CATALOG), family, "genesys")
+    spec = transform.TranslateSpec(CATALOG.read_text(), str(CATALOG), family, {"src": "genesys"})
     result = {r["src_offset"]: r for r in transform.translate_source(frame_, spec).collect()}
     assert len(result) == len(values)
 

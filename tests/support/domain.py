@@ -8,8 +8,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import psycopg
-from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
-from confluent_kafka.admin import AdminClient
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from services.kafka.producers import make_producer
 from services.registry.client import SchemaRegistryClient
@@ -108,13 +107,29 @@ def make_sink(settings: SinkSettings) -> Sink:
                 consumer_overrides=FAST_GROUP_CONFIG)
 
 
+_COORDINATOR_MOVING = {KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+                       KafkaError.COORDINATOR_NOT_AVAILABLE}
+
+
 def committed_offsets(bootstrap: str, group: str, topic: str) -> dict[int, int]:
-    """The group's committed offsets for `topic` (partitions without a commit are left out)."""
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    partitions = admin.list_topics(topic, timeout=10).topics[topic].partitions
-    request = ConsumerGroupTopicPartitions(group, [TopicPartition(topic, p) for p in partitions])
-    result = admin.list_consumer_group_offsets([request])[group].result(30)
-    return {tp.partition: tp.offset for tp in result.topic_partitions if tp.offset >= 0}
+    """The group's committed offsets for `topic` (partitions without a commit are left out), asked by a
+    consumer that does not join the group; retried while the group coordinator is still settling."""
+    probe = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
+
+    def ask() -> list[TopicPartition] | None:
+        partitions = probe.list_topics(topic, timeout=10).topics[topic].partitions
+        try:
+            return list(probe.committed([TopicPartition(topic, p) for p in partitions], timeout=30))
+        except KafkaException as error:
+            if error.args[0].code() in _COORDINATOR_MOVING:
+                return None
+            raise
+
+    try:
+        committed = wait_until(ask, 30, f"committed offsets of group {group}", interval=0.5)
+    finally:
+        probe.close()
+    return {tp.partition: tp.offset for tp in committed if tp.offset >= 0}
 
 
 def drain(sink: Sink, bootstrap: str, timeout: float = 60.0) -> None:

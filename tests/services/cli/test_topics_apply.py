@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from pathlib import Path
 
 import pytest
+from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 from typer.testing import CliRunner
 
@@ -74,6 +76,11 @@ topics:{topics}
 """
 
 
+def flat(output: str) -> str:
+    """The output on one line, rich's table borders (box-drawing characters) and wrapping removed."""
+    return " ".join(re.sub("[\u2500-\u257f]", " ", output).split())
+
+
 class Apply:
     def __init__(self, tmp_path: Path, bootstrap: str) -> None:
         self.uid = uuid.uuid4().hex[:8]
@@ -88,7 +95,7 @@ class Apply:
     def __call__(self, *args: str) -> tuple[int, str]:
         result = CliRunner().invoke(app, ["topics", "apply", "--catalog", str(self.path),
                                           "--bootstrap-servers", self.bootstrap, *args], env={"COLUMNS": "250"})
-        return result.exit_code, " ".join(result.output.split())
+        return result.exit_code, flat(result.output)
 
 
 @pytest.fixture
@@ -100,15 +107,24 @@ def _partitions(admin: AdminClient, topic: str) -> int:
     return len(admin.list_topics(topic, timeout=10).topics[topic].partitions)
 
 
-def _config(admin: AdminClient, topic: str, name: str) -> str:
+def _config(admin: AdminClient, topic: str, name: str) -> str | None:
+    """The topic's config value, or None while a just-created topic is not yet known to the broker."""
     resource = ConfigResource(ResourceType.TOPIC, topic)
-    return str(admin.describe_configs([resource])[resource].result(10)[name].value)
+    try:
+        return str(admin.describe_configs([resource])[resource].result(10)[name].value)
+    except KafkaException:
+        return None
+
+
+def _created(admin: AdminClient, apply: Apply) -> None:
+    wait_until(lambda: _config(admin, apply.events, "retention.ms") is not None, 20, f"{apply.events} described")
 
 
 def test_creates_every_topic_then_reruns_idempotently(apply: Apply, kafka_admin: AdminClient) -> None:
     code, output = apply()
     assert code == ApplyExit.OK, output
     assert "6 created, 0 unchanged" in output
+    _created(kafka_admin, apply)
     assert f"upstream.{apply.uid} external" in output
     assert _partitions(kafka_admin, apply.events) == 3
     assert _config(kafka_admin, apply.events, "compression.type") == "lz4"
@@ -124,6 +140,7 @@ def test_creates_every_topic_then_reruns_idempotently(apply: Apply, kafka_admin:
 
 def test_config_drift_is_reported_not_changed(apply: Apply, kafka_admin: AdminClient) -> None:
     assert apply()[0] == ApplyExit.OK
+    _created(kafka_admin, apply)
     resource = ConfigResource(ResourceType.TOPIC, apply.events, incremental_configs=[
         ConfigEntry("retention.ms", "1000", incremental_operation=AlterConfigOpType.SET)
     ])
@@ -149,7 +166,8 @@ def test_keyed_partition_increase_is_refused_with_moved_keys_then_allowed(
     apply.write(events_partitions=5)
     code, output = apply()
     assert code == ApplyExit.REMAP_REFUSED, output
-    assert f"{apply.events} 3 -> 5 {moved} of 200 ({100 * moved / 200:.1f}%) topic refused" in output
+    assert (f"refused: {apply.events} 3 -> 5 partitions would move {moved} of 200 sampled keys "
+            f"({100 * moved / 200:.1f}%, topic sample)") in output
     assert _partitions(kafka_admin, apply.events) == 3
 
     code, output = apply("--allow-remap")
@@ -164,7 +182,8 @@ def test_empty_keyed_topic_estimates_with_synthetic_keys(apply: Apply) -> None:
     apply.write(events_partitions=4)
     code, output = apply("--sample-size", "1000")
     assert code == ApplyExit.REMAP_REFUSED, output
-    assert f"{apply.events} 3 -> 4" in output and "of 1000" in output and "synthetic" in output
+    assert f"refused: {apply.events} 3 -> 4 partitions would move" in output
+    assert "of 1000 sampled keys" in output and "synthetic sample" in output
 
 
 def test_unkeyed_topic_grows_without_remap_flag(apply: Apply, kafka_admin: AdminClient) -> None:

@@ -54,7 +54,7 @@ def test_librdkafka_default_partitioner_disagrees_with_java(
 @pytest.mark.parametrize("partitioner", [None, "consistent_random", "murmur2", "random", "fnv1a_random"])
 def test_any_other_partitioner_is_refused(partitioner: str | None) -> None:
     config = {} if partitioner is None else {"partitioner": partitioner}
-    with pytest.raises(ValueError, match="producer setting 'partitioner' is .* rekey requires 'murmur2_random'"):
+    with pytest.raises(ValueError, match=r"producer setting 'partitioner' is .* rekey requires 'murmur2_random'"):
         check_partitioner_config(config)
     if partitioner is not None:
         with pytest.raises(ValueError, match=f"'partitioner' is '{partitioner}'"):

@@ -84,7 +84,7 @@ def test_late_events_within_delta_land_and_older_ones_go_to_corrections(
     # The watermark is the table's, not the process's: a restarted sink still closes old windows.
     produce(kafka_bootstrap, schema_registry_url, topic, [
         ("o:closed", domain_record("o", "closed", 2, BASE_TIME + 4 * minute + 1)),
-        ("o:late", domain_record("o", "late", 2, BASE_TIME + 6 * minute)),
+        ("o:later", domain_record("o", "later", 1, BASE_TIME + 6 * minute)),  # within delta: lands
     ])
     restarted = make_sink(settings)
     drain(restarted, kafka_bootstrap)
@@ -93,7 +93,7 @@ def test_late_events_within_delta_land_and_older_ones_go_to_corrections(
         rows = conn.execute('SELECT interaction_id, sequence, event_count FROM "interactions"').fetchall()
         corrections = conn.execute('SELECT interaction_id, sequence, reason, watermark FROM '
                                    '"interactions_corrections"').fetchall()
-    assert sorted(rows) == [("late", 2, 2), ("new", 1, 2)]  # new#2 is recorded, but older than new#1
+    assert sorted(rows) == [("late", 1, 1), ("later", 1, 1), ("new", 1, 2)]  # new#2 recorded, older than new#1
     assert sorted(corrections) == [("closed", 1, "beyond_watermark", BASE_TIME + 5 * minute),
                                    ("closed", 2, "beyond_watermark", BASE_TIME + 5 * minute)]
 

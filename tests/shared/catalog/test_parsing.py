@@ -62,7 +62,7 @@ def test_replication_override_at_apply_time() -> None:
     assert (provisioned.replication_factor, provisioned.min_insync_replicas) == (3, 2)
     assert provisioned.kafka_configs()["min.insync.replicas"] == "2"
     assert low.provisioned() == low
-    with pytest.raises(ValueError, match="'interaction_events_low_v2': min.insync.replicas 2 exceeds replication"):
+    with pytest.raises(ValueError, match=r"'interaction_events_low_v2': min\.insync\.replicas 2 exceeds replication"):
         low.provisioned(min_insync_replicas=2)
 
 
@@ -146,7 +146,7 @@ def test_every_problem_is_reported_at_once() -> None:
 
 
 def test_not_yaml_and_not_a_mapping() -> None:
-    with pytest.raises(CatalogError, match="catalog/topics.yaml: not valid YAML"):
+    with pytest.raises(CatalogError, match=r"catalog/topics\.yaml: not valid YAML"):
         parse_catalog("version: [1", SOURCE)
-    with pytest.raises(CatalogError, match="catalog/topics.yaml: must be a YAML mapping"):
+    with pytest.raises(CatalogError, match=r"catalog/topics\.yaml: must be a YAML mapping"):
         parse_catalog("- 1\n", SOURCE)

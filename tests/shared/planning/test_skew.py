@@ -5,15 +5,19 @@ from __future__ import annotations
 import pytest
 
 from shared.partitioning import partition_for
-from shared.planning import SampleRow, SimulationParams, simulate
+from shared.planning import SampleRow, SimulationParams, SkewReport, simulate
 from tests.shared.planning.zipf import zipf_rows
 
 ZIPF = zipf_rows()
 PARAMS = SimulationParams(peak_rate=20_000, partitions=16, consumer_capacity=2_000)
 
 
-def test_org_keys_concentrate_the_hot_org_on_one_partition() -> None:
-    report = simulate(ZIPF, PARAMS)
+@pytest.fixture(scope="module")
+def report() -> SkewReport:
+    return simulate(ZIPF, PARAMS)
+
+
+def test_org_keys_concentrate_the_hot_org_on_one_partition(report: SkewReport) -> None:
     org = report.strategy("org")
     hottest_org = report.hot_orgs[0]
     assert hottest_org.org_id == "org-000"
@@ -25,8 +29,7 @@ def test_org_keys_concentrate_the_hot_org_on_one_partition() -> None:
     assert sum(org.partition_rates) == pytest.approx(20_000)
 
 
-def test_org_interaction_and_salting_spread_the_load() -> None:
-    report = simulate(ZIPF, PARAMS)
+def test_org_interaction_and_salting_spread_the_load(report: SkewReport) -> None:
     org, salted = report.strategy("org"), report.strategy("salted")
     even = report.strategy("org_interaction")
     assert not even.skewed and even.skew < 1.2 and even.drain_seconds == 0
@@ -35,8 +38,7 @@ def test_org_interaction_and_salting_spread_the_load() -> None:
     assert org.distinct_keys == 200
 
 
-def test_recommends_a_dedicated_topic_for_the_dominant_org_and_salting_for_the_next() -> None:
-    report = simulate(ZIPF, PARAMS)
+def test_recommends_a_dedicated_topic_for_the_dominant_org_and_salting_for_the_next(report: SkewReport) -> None:
     advice = {r.org_id: r for r in report.recommendations}
     assert advice["org-000"].action == "dedicated_topic"
     assert "dedicated topic" in advice["org-000"].reason
@@ -45,8 +47,8 @@ def test_recommends_a_dedicated_topic_for_the_dominant_org_and_salting_for_the_n
     assert report.recommended_partitions == 10  # 20k/s over 2k/s per partition, even under org_interaction
 
 
-def test_p95_lies_between_mean_and_max() -> None:
-    org = simulate(ZIPF, PARAMS).strategy("org")
+def test_p95_lies_between_mean_and_max(report: SkewReport) -> None:
+    org = report.strategy("org")
     assert org.mean_rate <= org.p95_rate <= org.max_rate
 
 

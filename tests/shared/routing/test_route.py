@@ -11,7 +11,6 @@ from shared.catalog import Catalog, parse_catalog
 from shared.partitioning import partition_for
 from shared.routing import route
 
-
 CATALOG = parse_catalog((REPO_ROOT / "catalog" / "topics.yaml").read_text(), "catalog/topics.yaml")
 
 

@@ -47,19 +47,19 @@ def check(value: bytes | None, source_format: SourceFormat) -> None:
         encode_body(INTERACTION_EVENT, to_avro_record(outcome, 1))
 
 
-@settings(max_examples=400)
+@settings(max_examples=400, deadline=None)
 @given(st.binary(max_size=300), FORMATS)
 def test_arbitrary_bytes_never_raise(value: bytes, source_format: SourceFormat) -> None:
     check(value, source_format)
 
 
-@settings(max_examples=400)
+@settings(max_examples=400, deadline=None)
 @given(json_values, FORMATS)
 def test_arbitrary_json_never_raises(value: Any, source_format: SourceFormat) -> None:
     check(json.dumps(value).encode(), source_format)
 
 
-@settings(max_examples=600, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(genesys_like, debezium_like, wrapped), FORMATS)
 def test_near_valid_records_never_raise_and_drafts_are_valid_avro(value: dict[str, Any],
                                                                   source_format: SourceFormat) -> None:

@@ -1,0 +1,1 @@
+"""`rekey check`: read every output topic after a run and verify it against the generator's manifest."""

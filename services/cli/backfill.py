@@ -1,0 +1,181 @@
+"""`rekey backfill`, `rekey verify` and `rekey bench backfill`: the PySpark history jobs (spark_backfill/)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from services.cli.errors import user_errors
+from services.settings import KafkaSettings, RegistrySettings, ServiceSettings
+
+_console = Console()
+
+MasterOption = Annotated[str | None, typer.Option(
+    "--master", help="Spark master: local[*] by default; k8s://https://... on Kubernetes; none under spark-submit.")]
+ConfOption = Annotated[list[str] | None, typer.Option("--conf", help="Extra Spark property key=value (repeatable).")]
+CatalogOption = Annotated[Path | None, typer.Option(
+    "--catalog", help="Topic catalog YAML [default: REKEY_CATALOG_PATH, else catalog/topics.yaml].")]
+BootstrapOption = Annotated[str | None, typer.Option(
+    "--bootstrap-servers", help="Kafka host:port list [default: REKEY_KAFKA_BOOTSTRAP_SERVERS].")]
+
+
+def _kafka(bootstrap: str | None) -> KafkaSettings:
+    settings = KafkaSettings()
+    return settings.model_copy(update={"bootstrap_servers": bootstrap}) if bootstrap else settings
+
+
+def _family_of(catalog_path: Path, family: str | None, target: str | None) -> str:
+    from services.catalog_files import load_catalog
+
+    if family:
+        return family
+    if not target:
+        raise ValueError("give --target-family F (or --target TOPIC, a topic of the family)")
+    catalog = load_catalog(catalog_path)
+    for name, spec in catalog.families.items():
+        if target in spec.output_topics:
+            return name
+    raise ValueError(f"--target {target!r} is not an output topic of any family in {catalog_path}")
+
+
+def _stage_printer(name: str, seconds: float, detail: str) -> None:
+    _console.print(f"[bold green]✓[/] {name:<10} {seconds:7.1f} s  {detail}", highlight=False)
+
+
+def backfill(
+    source: Annotated[list[str], typer.Option(
+        "--source", help="Source topic; repeat it for every source feeding the family (shared keys need one run).")],
+    target_family: Annotated[str | None, typer.Option("--target-family", help="Family whose topics to fill.")] = None,
+    target: Annotated[str | None, typer.Option("--target", help="A topic of the family (alternative to "
+                                                                "--target-family).")] = None,
+    catalog: CatalogOption = None,
+    manifest_topic: Annotated[str | None, typer.Option(
+        "--manifest-topic", help="Hand-off checkpoint topic [default: the catalog's checkpoint topic].")] = None,
+    master: MasterOption = None,
+    conf: ConfOption = None,
+    from_files: Annotated[str | None, typer.Option("--from-files", help="Archived history instead of the topic.")]
+    = None,
+    file_format: Annotated[str, typer.Option("--format", help="parquet | json | avro (with --from-files).")]
+    = "parquet",
+    source_format: Annotated[str | None, typer.Option(
+        "--source-format", help="genesys | debezium, for a source not in the catalog.")] = None,
+    continue_: Annotated[bool, typer.Option(
+        "--continue", help="Start after the existing hand-off: its source offsets and each key's last sequence.")]
+    = False,
+    restart: Annotated[bool, typer.Option("--restart", help="Run again although a run completed.")] = False,
+    report: Annotated[Path | None, typer.Option("--report", help="Write the run report as JSON here.")] = None,
+    ui: Annotated[bool, typer.Option("--ui/--no-ui", help="Serve the Spark UI.")] = False,
+    bootstrap_servers: BootstrapOption = None,
+) -> None:
+    """Republish a source's full history into a family's versioned topics and write the live hand-off."""
+    from spark_backfill.jobs.backfill import BackfillRequest, run_backfill
+    from spark_backfill.session import build_session, parse_conf
+
+    with user_errors():
+        settings = ServiceSettings()
+        catalog_path = catalog or settings.catalog_path
+        family = _family_of(catalog_path, target_family, target)
+        spark = build_session(f"rekey-backfill-{family}", master, ui=ui, conf=parse_conf(conf))
+        request = BackfillRequest(
+            sources=source, family=family, catalog_path=catalog_path, checkpoint_topic=manifest_topic,
+            from_files=from_files, file_format=file_format, source_format=source_format,
+            continue_after_checkpoint=continue_, restart=restart,
+        )
+        result = run_backfill(spark, request, _kafka(bootstrap_servers), RegistrySettings(), _stage_printer)
+    data = result.to_json()
+    if report:
+        report.write_text(json.dumps(data, indent=2))
+    table = Table(title=f"backfill {' + '.join(source)} -> {family} (run {result.run_id})", show_header=False)
+    for name, value in [
+        ("resumed", result.resumed_from or "no"),
+        ("source records read", f"{result.read:,}"),
+        ("events", f"{result.events:,}"),
+        ("upstream duplicates dropped", f"{result.duplicates_dropped:,}"),
+        ("written", f"{result.written:,}" + (f" ({result.already_written:,} already there)"
+                                             if result.already_written else "")),
+        ("keys", f"{result.keys:,}"),
+        ("per topic", ", ".join(f"{t} {n:,}" for t, n in sorted(result.per_topic.items()))),
+        ("skipped", ", ".join(f"{r} {n:,}" for r, n in sorted(result.skipped.items())) or "0"),
+        ("dead-lettered", ", ".join(f"{r} {n:,}" for r, n in sorted(result.dead_lettered.items())) or "0"),
+        ("time", f"{result.seconds:.1f} s ({result.events_per_second:,.0f} records/s)"),
+    ]:
+        table.add_row(name, value)
+    _console.print(table)
+
+
+def verify(
+    source: Annotated[list[str], typer.Option("--source", help="Source topic(s) the target was built from.")],
+    target: Annotated[list[str] | None, typer.Option("--target", help="Target topic (repeatable).")] = None,
+    target_family: Annotated[str | None, typer.Option("--target-family", help="All topics of this family.")]
+    = None,
+    catalog: CatalogOption = None,
+    window: Annotated[str, typer.Option("--window", help="Event-time window: 15m, 1h, 1d, ...")] = "1h",
+    live_group: Annotated[str | None, typer.Option(
+        "--live-group", help="Consumer group of the live ACL (dual-run: only source records it has committed "
+                             "count as expected).")] = None,
+    source_format: Annotated[str | None, typer.Option("--source-format", help="For a source not in the catalog.")]
+    = None,
+    report: Annotated[Path, typer.Option("--report", help="JSON report path.")] = Path("verify-report.json"),
+    master: MasterOption = None,
+    conf: ConfOption = None,
+    bootstrap_servers: BootstrapOption = None,
+) -> None:
+    """Compare source and target per org and event-time window (counts, SHA1 checksums) and check every key:
+    dense sequences from 1, no duplicate, every record on its Java-parity partition. Exits 1 on any mismatch."""
+    from spark_backfill.jobs.verify import VerifyRequest, parse_window, render, run_verify
+    from spark_backfill.session import build_session, parse_conf
+
+    with user_errors():
+        settings = ServiceSettings()
+        catalog_path = catalog or settings.catalog_path
+        spark = build_session("rekey-verify", master, conf=parse_conf(conf))
+        request = VerifyRequest(sources=source, targets=list(target or []), family=target_family,
+                                catalog_path=catalog_path, window_ms=parse_window(window),
+                                live_group=live_group, source_format=source_format)
+        result = run_verify(spark, request, _kafka(bootstrap_servers), RegistrySettings())
+    report.write_text(json.dumps(result.to_json(), indent=2))
+    render(result, _console)
+    _console.print(f"report: {report}")
+    if not result.ok:
+        raise typer.Exit(1)
+
+
+def bench_backfill(
+    events: Annotated[int, typer.Option("--events", help="Source records to generate and backfill.")] = 1_000_000,
+    orgs: Annotated[int, typer.Option("--orgs", help="Tenant orgs of the generated traffic.")] = 500,
+    partitions: Annotated[int, typer.Option("--partitions", help="Partitions of the source topic.")] = 6,
+    master: MasterOption = "local[*]",
+    results: Annotated[Path | None, typer.Option(
+        "--results", help="Markdown file to record the figures in (its own section is replaced).")]
+    = Path("docs/BENCHMARKS.md"),
+    bootstrap_servers: BootstrapOption = None,
+) -> None:
+    """Events/s of the Spark backfill vs a single-process confluent-kafka copy of the same topic, same run."""
+    from spark_backfill.bench import run_bench
+
+    with user_errors():
+        outcome = run_bench(events=events, orgs=orgs, partitions=partitions, master=master,
+                            kafka=_kafka(bootstrap_servers), registry=RegistrySettings(), console=_console,
+                            results=results)
+    _console.print(outcome.table())
+
+
+def _bench_group(app: typer.Typer) -> typer.Typer:
+    """The `rekey bench` group, shared with other benchmarks (created here when it does not exist yet)."""
+    for group in app.registered_groups:
+        if group.name == "bench" and group.typer_instance is not None:
+            return group.typer_instance
+    bench = typer.Typer(help="Benchmarks on this machine, recorded in docs/BENCHMARKS.md.", no_args_is_help=True)
+    app.add_typer(bench, name="bench")
+    return bench
+
+
+def register(app: typer.Typer) -> None:
+    app.command(name="backfill")(backfill)
+    app.command(name="verify")(verify)
+    _bench_group(app).command(name="backfill")(bench_backfill)

@@ -1,0 +1,1 @@
+"""Spark jobs: each is extract -> pure transform -> load."""

@@ -1,0 +1,145 @@
+"""Backfill of generated history into the family's versioned topics on a real broker and registry, then
+`verify`: it passes on the result, and fails naming the key when one record is removed or duplicated.
+A killed run, re-run, completes without duplicates."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Producer, TopicPartition
+from confluent_kafka.admin import AdminClient
+
+from services.catalog_files import load_catalog
+from services.generation import generate_to_topic
+from services.settings import KafkaSettings, RegistrySettings
+from services.topics.apply import apply_catalog
+from shared.handoff import sequence_key
+from shared.partitioning import partition_for
+from spark_backfill import checkpoint
+from spark_backfill.jobs.backfill import BackfillRequest, run_backfill
+from spark_backfill.jobs.verify import VerifyRequest, run_verify
+from tests.support.kafka import read_topic
+
+pytestmark = [pytest.mark.spark, pytest.mark.broker]
+
+EVENTS = 3000
+
+
+@pytest.fixture
+def history(catalog_factory, kafka_bootstrap: str) -> tuple[Path, str]:  # type: ignore[no-untyped-def]
+    """An isolated catalog with every topic created, and generated source history in its genesys source."""
+    path = catalog_factory()
+    catalog = load_catalog(path)
+    apply_catalog(catalog, {"bootstrap.servers": kafka_bootstrap})
+    source = next(s.name for s in catalog.sources if s.format == "genesys")
+    generate_to_topic(kafka_bootstrap, source, EVENTS, 12, hot_orgs=("org-acme", "org-initech"),
+                      malformed_rate=0.01, duplicate_rate=0.03, late_rate=0.05, seed=11)
+    return path, source
+
+
+def _backfill(spark, path: Path, source: str, kafka: KafkaSettings, registry: RegistrySettings):  # type: ignore[no-untyped-def]
+    catalog = load_catalog(path)
+    return run_backfill(spark, BackfillRequest([source], catalog.default_family, path), kafka, registry)
+
+
+def _verify(spark, path: Path, source: str, kafka: KafkaSettings, registry: RegistrySettings):  # type: ignore[no-untyped-def]
+    catalog = load_catalog(path)
+    request = VerifyRequest([source], [], catalog.default_family, path, window_ms=3_600_000)
+    return run_verify(spark, request, kafka, registry)
+
+
+def test_backfill_then_verify_detects_a_removed_and_a_duplicated_record(
+        spark, history, kafka_bootstrap: str, schema_registry_url: str) -> None:  # type: ignore[no-untyped-def]
+    path, source = history
+    kafka, registry = KafkaSettings(bootstrap_servers=kafka_bootstrap), RegistrySettings(url=schema_registry_url)
+    catalog = load_catalog(path)
+    family = catalog.family(catalog.default_family)
+
+    report = _backfill(spark, path, source, kafka, registry)
+    assert report.read == EVENTS
+    assert report.written == report.events - report.duplicates_dropped > 0
+    assert report.duplicates_dropped > 0 and sum(report.dead_lettered.values()) > 0
+
+    # Every record: Java-parity partition, dense per-key sequence, seq/src headers; DLQ and hand-off written.
+    sequences: dict[str, list[int]] = {}
+    for topic in family.output_topics:
+        partitions = catalog.topic(topic).partitions
+        for record in read_topic(kafka_bootstrap, topic):
+            key = record.key.decode()  # type: ignore[union-attr]
+            assert record.partition == partition_for(key, partitions)
+            assert set(record.headers) == {"seq", "src"}
+            assert record.headers["src"].decode().startswith(f"{source}/")
+            sequences.setdefault(sequence_key(topic, key), []).append(int(record.headers["seq"]))
+    assert sum(len(s) for s in sequences.values()) == report.written
+    assert all(sorted(s) == list(range(1, len(s) + 1)) for s in sequences.values())
+    dead = read_topic(kafka_bootstrap, catalog.dlq_topic)
+    assert len(dead) == sum(report.dead_lettered.values())
+    assert all(dict(r.headers)["dlq.source.topic"] == source.encode() for r in dead)
+    state = checkpoint.read_state(kafka.librdkafka(), catalog.checkpoint_topic)
+    assert state.handoff.last_sequences == {k: len(s) for k, s in sequences.items()}
+    ends = {p: hi for p, hi in report.snapshot[0]["end"].items()}
+    assert state.handoff.source_offsets == {(source, int(p)): o for p, o in ends.items()}
+    assert state.run(source, family.name).state == checkpoint.COMPLETE  # type: ignore[union-attr]
+
+    assert _verify(spark, path, source, kafka, registry).ok
+
+    # Remove one record: the first of the busiest partition of the low tier (Kafka deletes a prefix).
+    low = family.tiers.low
+    records = read_topic(kafka_bootstrap, low)
+    busiest = Counter(r.partition for r in records).most_common(1)[0][0]
+    victim = next(r for r in records if r.partition == busiest)
+    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
+    admin.delete_records([TopicPartition(low, busiest, victim.offset + 1)])[
+        TopicPartition(low, busiest, victim.offset + 1)].result(30)
+    removed = _verify(spark, path, source, kafka, registry)
+    assert not removed.ok
+    removed_key = f"{low}/{victim.key.decode()}"  # type: ignore[union-attr]
+    assert removed_key in removed.keys_named
+    assert any(d["problem"] == "missing" and d["key"] == victim.key.decode()  # type: ignore[union-attr]
+               for d in removed.record_differences)
+
+    # Duplicate one record of another key (same key, value, headers, partition: what a blind re-send does).
+    other = next(r for r in records if r.partition != busiest and r.key != victim.key)
+    producer = Producer({"bootstrap.servers": kafka_bootstrap})
+    producer.produce(low, key=other.key, value=other.value, partition=other.partition,
+                     headers=list(other.headers.items()))
+    assert producer.flush(30) == 0
+    duplicated = _verify(spark, path, source, kafka, registry)
+    other_key = f"{low}/{other.key.decode()}"  # type: ignore[union-attr]
+    assert not duplicated.ok and duplicated.duplicates == 1
+    assert {removed_key, other_key} <= set(duplicated.keys_named)
+    problem = next(p for p in duplicated.key_problems if p["key"] == other.key.decode())  # type: ignore[union-attr]
+    assert any("duplicate sequence" in text for text in problem["problems"])
+
+
+def test_a_killed_run_re_run_writes_only_what_is_missing(
+        spark, history, kafka_bootstrap: str, schema_registry_url: str) -> None:  # type: ignore[no-untyped-def]
+    path, source = history
+    kafka, registry = KafkaSettings(bootstrap_servers=kafka_bootstrap), RegistrySettings(url=schema_registry_url)
+    catalog = load_catalog(path)
+    first = _backfill(spark, path, source, kafka, registry)
+
+    # As if killed mid-write: one partition's records lost, the run record still `started`.
+    high = catalog.family(catalog.default_family).tiers.high
+    assert high is not None
+    records = read_topic(kafka_bootstrap, high)
+    partition = Counter(r.partition for r in records).most_common(1)[0][0]
+    lost = sum(1 for r in records if r.partition == partition)
+    end = max(r.offset for r in records if r.partition == partition) + 1
+    AdminClient({"bootstrap.servers": kafka_bootstrap}).delete_records(
+        [TopicPartition(high, partition, end)])[TopicPartition(high, partition, end)].result(30)
+    state = checkpoint.read_state(kafka.librdkafka(), catalog.checkpoint_topic)
+    run = state.run(source, catalog.default_family)
+    assert run is not None
+    run.state = checkpoint.STARTED
+    checkpoint.write_run(kafka.librdkafka(), catalog.checkpoint_topic, run)
+
+    again = _backfill(spark, path, source, kafka, registry)
+    assert again.resumed_from == checkpoint.STARTED and again.run_id == first.run_id
+    assert again.written == lost and again.already_written == first.written - lost
+    assert _verify(spark, path, source, kafka, registry).ok
+
+    with pytest.raises(ValueError, match="completed"):
+        _backfill(spark, path, source, kafka, registry)
