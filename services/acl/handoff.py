@@ -7,11 +7,10 @@ backfill did not read: no gap, no duplicate at the seam.
 
 from __future__ import annotations
 
-import uuid
-
 import structlog
-from confluent_kafka import Consumer, KafkaException, TopicPartition
+from confluent_kafka import Consumer, TopicPartition
 
+from services.kafka.reading import iter_topic
 from services.streaming.settings import StreamSettings
 from shared.catalog import Catalog
 from shared.handoff import Handoff
@@ -19,33 +18,11 @@ from shared.handoff import Handoff
 log = structlog.get_logger()
 
 
-def read_checkpoint(bootstrap_config: dict[str, object], topic: str, timeout: float = 60.0) -> Handoff:
+def read_checkpoint(config: dict[str, object], topic: str) -> Handoff:
     """Fold every record of the checkpoint topic, up to its end offsets at the time of the call."""
     handoff = Handoff()
-    consumer = Consumer({**bootstrap_config, "group.id": f"rekey-handoff-{uuid.uuid4()}",
-                         "enable.auto.commit": False, "isolation.level": "read_committed"})
-    try:
-        metadata = consumer.list_topics(topic, timeout=10).topics.get(topic)
-        if metadata is None or metadata.error is not None:
-            return handoff
-        remaining = {}
-        for partition in metadata.partitions:
-            low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=10)
-            if high > low:
-                remaining[partition] = high
-        consumer.assign([TopicPartition(topic, p, 0) for p in remaining])
-        while remaining:
-            batch = consumer.consume(1000, timeout=timeout)
-            if not batch:
-                raise TimeoutError(f"hand-off topic {topic}: no record in {timeout}s, {remaining} unread")
-            for message in batch:
-                if message.error():
-                    raise KafkaException(message.error())
-                handoff.apply(message.key(), message.value())
-                if message.offset() + 1 >= remaining.get(message.partition(), 0):
-                    remaining.pop(message.partition(), None)
-    finally:
-        consumer.close()
+    for message in iter_topic(dict(config), topic):
+        handoff.apply(message.key(), message.value())
     return handoff
 
 

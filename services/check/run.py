@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from services.check.reader import iter_topic
+from services.kafka.reading import iter_topic
 from services.registry.client import SchemaRegistryClient
 from services.registry.serde import AvroSerde
 from services.settings import KafkaSettings, RegistrySettings

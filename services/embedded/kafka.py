@@ -13,14 +13,13 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
 import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from services.embedded import maven
+from services.embedded import maven, processes
 from services.embedded.errors import EmbeddedInfraError, NotReady, PortInUse
 
 DEFAULT_DATA_DIR = maven.REPO_ROOT / "var" / "kafka"
@@ -51,42 +50,11 @@ class ClusterState:
     pids: dict[str, int] = field(default_factory=dict)
 
 
-def _port_free(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
-def _port_open(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.settimeout(0.5)
-        return sock.connect_ex(("127.0.0.1", port)) == 0
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie child still answers kill(0); reap it if it is ours.
-    with contextlib.suppress(ChildProcessError):
-        done, _ = os.waitpid(pid, os.WNOHANG)
-        if done == pid:
-            return False
-    return True
-
-
 def free_base_port(nodes: int, start: int = 29092) -> int:
     """A base port such that every broker and controller port of an `nodes`-node cluster is free."""
     for base in range(start, 60000, 10):
         ports = [base + i for i in range(nodes)] + [base + CONTROLLER_PORT_OFFSET + i for i in range(nodes)]
-        if all(_port_free(p) for p in ports):
+        if all(processes.port_free(p) for p in ports):
             return base
     raise PortInUse("no free port range found for an embedded Kafka cluster")
 
@@ -94,8 +62,12 @@ def free_base_port(nodes: int, start: int = 29092) -> int:
 class KafkaCluster:
     """Start, stop and inspect an embedded KRaft cluster of 1 or 3 nodes."""
 
-    def __init__(self, data_dir: Path = DEFAULT_DATA_DIR, nodes: int = 1, base_port: int = DEFAULT_BASE_PORT):
+    def __init__(self, data_dir: Path = DEFAULT_DATA_DIR, nodes: int = 1, base_port: int = DEFAULT_BASE_PORT,
+                 die_with_caller: bool = False):
+        """With `die_with_caller` (test fixtures) the kernel stops the nodes if the caller dies without stopping
+        them; otherwise they run on detached until `stop`."""
         self.data_dir = Path(data_dir).resolve()
+        self.die_with_caller = die_with_caller
         saved = self._load_state()
         if saved is not None:
             nodes, base_port = saved.nodes, saved.base_port
@@ -198,7 +170,7 @@ class KafkaCluster:
 
     # -- lifecycle -----------------------------------------------------------------------------------
     def running_nodes(self) -> list[int]:
-        return [n for n in self.node_ids if (pid := self.state.pids.get(str(n))) and _alive(pid)]
+        return [n for n in self.node_ids if (pid := self.state.pids.get(str(n))) and processes.alive(pid)]
 
     def start(self, timeout: float = 90.0) -> None:
         for node_id in self.node_ids:
@@ -209,7 +181,7 @@ class KafkaCluster:
         if node_id in self.running_nodes():
             return
         for port in (self.broker_port(node_id), self.controller_port(node_id)):
-            if not _port_free(port):
+            if not processes.port_free(port):
                 raise PortInUse(
                     f"port {port} on 127.0.0.1 is in use: stop what holds it, or start with another --port / "
                     f"--data-dir (is another broker running? `rekey broker status`)"
@@ -220,6 +192,7 @@ class KafkaCluster:
             process = subprocess.Popen(
                 self._java(node_id, "kafka.Kafka", str(self.node_dir(node_id) / "server.properties")),
                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                preexec_fn=processes.terminate_with_parent if self.die_with_caller else None,
             )
         self.state.pids[str(node_id)] = process.pid
         self._save_state()
@@ -231,7 +204,7 @@ class KafkaCluster:
         while time.monotonic() < deadline:
             if node_id not in self.running_nodes():
                 raise NotReady(f"Kafka node {node_id} exited during start-up:\n{self.log_tail(node_id)}")
-            if _port_open(self.broker_port(node_id)):
+            if processes.port_open(self.broker_port(node_id)):
                 return
             time.sleep(0.2)
         raise NotReady(f"Kafka node {node_id} did not open its port in {timeout:.0f}s:\n{self.log_tail(node_id)}")
@@ -256,15 +229,15 @@ class KafkaCluster:
 
     def stop_node(self, node_id: int, hard: bool = False, timeout: float = 30.0) -> None:
         pid = self.state.pids.get(str(node_id))
-        if pid is None or not _alive(pid):
+        if pid is None or not processes.alive(pid):
             return
         os.killpg(pid, signal.SIGKILL if hard else signal.SIGTERM)
         deadline = time.monotonic() + timeout
-        while _alive(pid) and time.monotonic() < deadline:
+        while processes.alive(pid) and time.monotonic() < deadline:
             time.sleep(0.1)
-        if _alive(pid):
+        if processes.alive(pid):
             os.killpg(pid, signal.SIGKILL)
-            while _alive(pid):
+            while processes.alive(pid):
                 time.sleep(0.05)
 
     def stop(self, timeout: float = 30.0) -> None:
@@ -287,7 +260,7 @@ class KafkaCluster:
                     "pid": self.state.pids.get(str(n)),
                     "running": n in running,
                     "port": self.broker_port(n),
-                    "listening": n in running and _port_open(self.broker_port(n)),
+                    "listening": n in running and processes.port_open(self.broker_port(n)),
                 }
                 for n in self.node_ids
             ],

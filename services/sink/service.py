@@ -78,7 +78,6 @@ class Sink:
         store.ensure_schema()
         delta = int(self.options.watermark_delta_s * 1000) if self.options.watermark_enabled else None
         self.watermark = Watermark(delta, store.load_watermark())
-        self.assigned: set[int] = set()
         self.joined = False
         self.last_step = clock()
         self.consumer = Consumer(consumer_config(settings, **(consumer_overrides or {})))
@@ -213,7 +212,6 @@ class Sink:
     # -- rebalances ----------------------------------------------------------------------------------
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         self.joined = True
-        self.assigned |= {tp.partition for tp in partitions}
         self.log.info("partitions assigned", partitions=sorted(tp.partition for tp in partitions))
 
     def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
@@ -226,7 +224,6 @@ class Sink:
     def _forget(self, partitions: list[TopicPartition]) -> None:
         """Drop what was held for these partitions: their next owner resumes from the committed offsets."""
         gone = {tp.partition for tp in partitions}
-        self.assigned -= gone
         self.tracker.forget(gone)
         if self.buffer is not None:
             dropped = self.buffer.drop(lambda item: item.partition in gone)

@@ -23,9 +23,6 @@ class OffsetTracker:
     def settled(self, partition: int, offset: int) -> None:
         self._in_flight.get(partition, set()).discard(offset)
 
-    def in_flight(self) -> int:
-        return sum(len(offsets) for offsets in self._in_flight.values())
-
     def positions(self) -> dict[int, int]:
         """The committable position of every partition whose position moved since `mark_committed`."""
         moved: dict[int, int] = {}

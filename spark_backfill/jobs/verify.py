@@ -218,7 +218,8 @@ def run_verify(spark: SparkSession, request: VerifyRequest, kafka: KafkaSettings
         .select("org_id", "out_topic", "out_key", "dedupe_id", "event_id", "event_time_ms", *transform.ORDER_COLUMNS))
         .drop("sequence").persist(StorageLevel.MEMORY_AND_DISK))
 
-    raw_target = extract.read_kafka_topics(spark, kafka, target_ranges)
+    # Read once: the schema-id scan materialises the cache the decode then reads.
+    raw_target = extract.read_kafka_topics(spark, kafka, target_ranges).persist(StorageLevel.MEMORY_AND_DISK)
     schema_ids = [int(r["id"]) for r in raw_target.select(
         F.conv(F.hex(F.substring("value", 2, 4)), 16, 10).cast("long").alias("id")).distinct().collect()
         if r["id"] is not None]
@@ -236,16 +237,17 @@ def run_verify(spark: SparkSession, request: VerifyRequest, kafka: KafkaSettings
                 .drop("lo", "hi"))
     windows = (_checksums(expected, request.window_ms, "source")
                .join(_checksums(in_range.filter(F.col("decode_error").isNull()), request.window_ms, "target"),
-                     ["org_id", "window_start"], "full_outer"))
+                     ["org_id", "window_start"], "full_outer")).persist(StorageLevel.MEMORY_AND_DISK)
     mismatched = windows.filter(
         ~F.coalesce(F.col("source_count") == F.col("target_count"), F.lit(False))
         | ~F.coalesce(F.col("source_sha1") == F.col("target_sha1"), F.lit(False)))
-    totals = windows.agg(F.count(F.lit(1)).alias("n")).collect()[0]
+    totals = windows.agg(F.count(F.lit(1)).alias("n"), F.sum("source_count").alias("source"),
+                         F.sum("target_count").alias("target")).collect()[0]
     result.windows_compared = int(totals["n"])
-    result.source_events = expected.count()
-    result.target_records = target.count()
-    result.target_in_range = in_range.count()
+    result.source_events = int(totals["source"] or 0)
+    result.target_in_range = int(totals["target"] or 0)
     bad_windows = mismatched.orderBy("org_id", "window_start").collect()
+    windows.unpersist()
     result.window_mismatches = [
         {"org_id": r["org_id"], "window_start_ms": r["window_start"],
          "window_start": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(r["window_start"] / 1000)),
@@ -287,12 +289,17 @@ def run_verify(spark: SparkSession, request: VerifyRequest, kafka: KafkaSettings
                     F.sum((F.col("seq_header") != F.col("sequence")).cast("int")).alias("header_mismatch"),
                     F.sum(F.col("decode_error").isNotNull().cast("int")).alias("undecodable"),
                     F.sort_array(F.collect_set(F.when(F.col("_copies") > 1, F.col("sequence")))).alias("dup_seqs")))
+    per_key = per_key.persist(StorageLevel.MEMORY_AND_DISK)
     problems = per_key.filter(
         (F.col("records") != F.col("distinct")) | (F.col("first") != 1) | (F.col("last") != F.col("distinct"))
         | (F.col("misplaced") > 0) | (F.col("header_mismatch") > 0) | (F.col("undecodable") > 0))
-    result.keys_checked = per_key.count()
-    result.duplicates = int(problems.agg(F.sum(F.col("records") - F.col("distinct"))).collect()[0][0] or 0)
+    key_totals = per_key.agg(F.count(F.lit(1)).alias("keys"), F.sum("records").alias("records"),
+                             F.sum(F.col("records") - F.col("distinct")).alias("duplicates")).collect()[0]
+    result.keys_checked = int(key_totals["keys"])
+    result.target_records = int(key_totals["records"] or 0)
+    result.duplicates = int(key_totals["duplicates"] or 0)
     problem_rows = problems.orderBy("out_topic", "out_key").limit(MAX_LISTED).collect()
+    per_key.unpersist()
     missing = _missing_sequences(target, [(r["out_topic"], r["out_key"]) for r in problem_rows
                                           if r["last"] is not None and r["last"] != r["distinct"]])
     for r in problem_rows:
@@ -311,7 +318,7 @@ def run_verify(spark: SparkSession, request: VerifyRequest, kafka: KafkaSettings
             found.append(f"{r['header_mismatch']} record(s) whose seq header differs from the payload")
         result.key_problems.append({"topic": r["out_topic"], "key": r["out_key"], "records": r["records"],
                                     "first": r["first"], "last": r["last"], "problems": found})
-    for frame in (expected, target):
+    for frame in (expected, target, raw_target):
         frame.unpersist()
     result.seconds = round(time.monotonic() - started, 2)
     return result

@@ -85,61 +85,27 @@ def test_backfill_then_verify_detects_a_removed_and_a_duplicated_record(
 
     assert _verify(spark, path, source, kafka, registry).ok
 
-    # Remove one record: the first of the busiest partition of the low tier (Kafka deletes a prefix).
+    # Tamper: remove one record (the first of the busiest low-tier partition: Kafka deletes a prefix) and
+    # duplicate one record of another key (same key, value, headers, partition: what a blind re-send does).
     low = family.tiers.low
     records = read_topic(kafka_bootstrap, low)
     busiest = Counter(r.partition for r in records).most_common(1)[0][0]
     victim = next(r for r in records if r.partition == busiest)
-    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
-    admin.delete_records([TopicPartition(low, busiest, victim.offset + 1)])[
-        TopicPartition(low, busiest, victim.offset + 1)].result(30)
-    removed = _verify(spark, path, source, kafka, registry)
-    assert not removed.ok
-    removed_key = f"{low}/{victim.key.decode()}"  # type: ignore[union-attr]
-    assert removed_key in removed.keys_named
-    assert any(d["problem"] == "missing" and d["key"] == victim.key.decode()  # type: ignore[union-attr]
-               for d in removed.record_differences)
-
-    # Duplicate one record of another key (same key, value, headers, partition: what a blind re-send does).
+    cut = TopicPartition(low, busiest, victim.offset + 1)
+    AdminClient({"bootstrap.servers": kafka_bootstrap}).delete_records([cut])[cut].result(30)
     other = next(r for r in records if r.partition != busiest and r.key != victim.key)
     producer = Producer({"bootstrap.servers": kafka_bootstrap})
     producer.produce(low, key=other.key, value=other.value, partition=other.partition,
                      headers=list(other.headers.items()))
     assert producer.flush(30) == 0
-    duplicated = _verify(spark, path, source, kafka, registry)
-    other_key = f"{low}/{other.key.decode()}"  # type: ignore[union-attr]
-    assert not duplicated.ok and duplicated.duplicates == 1
-    assert {removed_key, other_key} <= set(duplicated.keys_named)
-    problem = next(p for p in duplicated.key_problems if p["key"] == other.key.decode())  # type: ignore[union-attr]
-    assert any("duplicate sequence" in text for text in problem["problems"])
 
-
-def test_a_killed_run_re_run_writes_only_what_is_missing(
-        spark, history, kafka_bootstrap: str, schema_registry_url: str) -> None:  # type: ignore[no-untyped-def]
-    path, source = history
-    kafka, registry = KafkaSettings(bootstrap_servers=kafka_bootstrap), RegistrySettings(url=schema_registry_url)
-    catalog = load_catalog(path)
-    first = _backfill(spark, path, source, kafka, registry)
-
-    # As if killed mid-write: one partition's records lost, the run record still `started`.
-    high = catalog.family(catalog.default_family).tiers.high
-    assert high is not None
-    records = read_topic(kafka_bootstrap, high)
-    partition = Counter(r.partition for r in records).most_common(1)[0][0]
-    lost = sum(1 for r in records if r.partition == partition)
-    end = max(r.offset for r in records if r.partition == partition) + 1
-    AdminClient({"bootstrap.servers": kafka_bootstrap}).delete_records(
-        [TopicPartition(high, partition, end)])[TopicPartition(high, partition, end)].result(30)
-    state = checkpoint.read_state(kafka.librdkafka(), catalog.checkpoint_topic)
-    run = state.run(source, catalog.default_family)
-    assert run is not None
-    run.state = checkpoint.STARTED
-    checkpoint.write_run(kafka.librdkafka(), catalog.checkpoint_topic, run)
-
-    again = _backfill(spark, path, source, kafka, registry)
-    assert again.resumed_from == checkpoint.STARTED and again.run_id == first.run_id
-    assert again.written == lost and again.already_written == first.written - lost
-    assert _verify(spark, path, source, kafka, registry).ok
-
-    with pytest.raises(ValueError, match="completed"):
-        _backfill(spark, path, source, kafka, registry)
+    tampered = _verify(spark, path, source, kafka, registry)
+    assert not tampered.ok and tampered.duplicates == 1
+    removed_key, duplicated_key = victim.key.decode(), other.key.decode()  # type: ignore[union-attr]
+    assert {f"{low}/{removed_key}", f"{low}/{duplicated_key}"} <= set(tampered.keys_named)
+    assert any(d["problem"] == "missing" and d["key"] == removed_key for d in tampered.record_differences)
+    assert any(d["problem"] == "duplicated" and d["key"] == duplicated_key for d in tampered.record_differences)
+    by_key = {p["key"]: p["problems"] for p in tampered.key_problems}
+    assert any("duplicate sequence" in text for text in by_key[duplicated_key])
+    assert any("starts at" in text or "gap" in text for text in by_key[removed_key])
+    assert tampered.window_mismatches

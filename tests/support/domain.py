@@ -116,13 +116,14 @@ def committed_offsets(bootstrap: str, group: str, topic: str) -> dict[int, int]:
     consumer that does not join the group; retried while the group coordinator is still settling."""
     probe = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
 
-    def ask() -> list[TopicPartition] | None:
+    def ask() -> list[TopicPartition]:
+        """The committed positions (one per partition), or [] while the coordinator is moving."""
         partitions = probe.list_topics(topic, timeout=10).topics[topic].partitions
         try:
             return list(probe.committed([TopicPartition(topic, p) for p in partitions], timeout=30))
         except KafkaException as error:
             if error.args[0].code() in _COORDINATOR_MOVING:
-                return None
+                return []
             raise
 
     try:

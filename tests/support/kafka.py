@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import time
 import uuid
 from dataclasses import dataclass
 
-from confluent_kafka import Consumer, Message, TopicPartition
+from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient
+
+from services.kafka.reading import iter_topic
 
 
 @dataclass(frozen=True)
@@ -34,39 +35,10 @@ def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
 
 def read_topic(bootstrap: str, topic: str, timeout: float = 30.0, isolation: str = "read_committed") -> list[Record]:
     """Every record of `topic` up to its current end offsets, in partition/offset order."""
-    ends = end_offsets(bootstrap, topic)
-    consumer = Consumer({
-        "bootstrap.servers": bootstrap,
-        "group.id": f"reader-{uuid.uuid4()}",
-        "enable.auto.commit": False,
-        "isolation.level": isolation,
-        "enable.partition.eof": True,
-    })
-    records: list[Record] = []
-    try:
-        consumer.assign([TopicPartition(topic, p, 0) for p, end in ends.items() if end > 0])
-        pending = {p for p, end in ends.items() if end > 0}
-        deadline = time.monotonic() + timeout
-        while pending:
-            if time.monotonic() > deadline:
-                raise AssertionError(f"reading {topic}: partitions {sorted(pending)} not drained in {timeout}s")
-            message: Message | None = consumer.poll(0.5)
-            if message is None:
-                continue
-            if message.error():
-                if message.error().code() == -191:  # _PARTITION_EOF
-                    if message.offset() >= ends[message.partition()] or isolation == "read_committed":
-                        pending.discard(message.partition())
-                    continue
-                raise AssertionError(f"reading {topic}: {message.error()}")
-            records.append(Record(
-                message.topic(), message.partition(), message.offset(), message.key(), message.value(),
-                {k: v for k, v in (message.headers() or [])},
-            ))
-            if message.offset() + 1 >= ends[message.partition()]:
-                pending.discard(message.partition())
-    finally:
-        consumer.close()
+    records = [
+        Record(m.topic(), m.partition(), m.offset(), m.key(), m.value(), dict(m.headers() or []))
+        for m in iter_topic({"bootstrap.servers": bootstrap}, topic, idle_timeout=timeout, isolation=isolation)
+    ]
     return sorted(records, key=lambda r: (r.partition, r.offset))
 
 

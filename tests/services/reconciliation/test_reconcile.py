@@ -27,6 +27,8 @@ from shared.routing import route
 from shared.translation import DomainEventDraft, SourceRecord, to_avro_record, translate
 from tests.support.domain import BASE_TIME, drain, make_sink, produce, settings_for, snapshot
 from tests.support.kafka import create_topic, read_topic
+from tests.support.services import ServiceProcess
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.broker, pytest.mark.postgres]
 FAMILY = "interaction_events"
@@ -70,7 +72,7 @@ def _translate_like_the_acl(bootstrap: str, catalog_path: Path, source: str) -> 
 
 def test_corrupted_sink_is_detected_published_and_repaired(
         kafka_bootstrap: str, kafka_admin: AdminClient, schema_registry_url: str,
-        catalog_factory: Callable[..., Path], postgres_test_dsn: str) -> None:
+        catalog_factory: Callable[..., Path], postgres_test_dsn: str, tmp_path: Path) -> None:
     catalog_path = catalog_factory()
     catalog = load_catalog(catalog_path)
     source = catalog.sources[0].name
@@ -82,10 +84,12 @@ def test_corrupted_sink_is_detected_published_and_repaired(
     domain, published = _translate_like_the_acl(kafka_bootstrap, catalog_path, source)
     create_topic(kafka_admin, domain, 3)
     produce(kafka_bootstrap, schema_registry_url, domain, published)
-    sink = make_sink(settings_for(kafka_bootstrap, schema_registry_url, domain, postgres_test_dsn))
+    sink = make_sink(settings_for(kafka_bootstrap, schema_registry_url, domain, postgres_test_dsn,
+                                  watermark_delta_s=86_400))
     drain(sink, kafka_bootstrap)
     sink.close()
     consistent = snapshot(postgres_test_dsn, "interactions")
+    assert consistent["_corrections"] == [] and len(consistent["_events"]) == 60
 
     env = {"REKEY_KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap, "REKEY_REGISTRY_URL": schema_registry_url,
            "REKEY_CATALOG_PATH": str(catalog_path), "REKEY_SINK_SUBJECT": f"{domain}-value",
@@ -120,6 +124,19 @@ def test_corrupted_sink_is_detected_published_and_repaired(
     after = _reconciliation_requests(kafka_bootstrap, schema_registry_url, reconciliation_topic, catalog_path)
     assert [r["repaired"] for r in after[len(requests):]] == [True] * (len(after) - len(requests))
     assert {r["request_id"] for r in after[len(requests):]} == {r["request_id"] for r in requests}
+
+    # The same audit as a service (`rekey run reconciler`): consistent now, and it says so in its metrics.
+    service = ServiceProcess("reconciler", {
+        **env, "REKEY_SINK_TOPIC": domain, "REKEY_SINK_DATABASE_URL": postgres_test_dsn,
+        "REKEY_RECONCILE_SOURCE_TOPIC": source, "REKEY_RECONCILE_SETTLE_S": "0", "REKEY_RECONCILE_INTERVAL_S": "1",
+    }, tmp_path).start()
+    try:
+        wait_until(lambda: "rekey_reconciliation_runs_total{table=\"interactions\"} 2.0" in service.metrics(), 60,
+                   "two audits by the reconciler service")
+        assert 'rekey_reconciliation_unrepaired_windows{check="domain_vs_sink",table="interactions"} 0.0' in (
+            service.metrics())
+    finally:
+        service.stop()
 
     # A source event the domain topic never got: found, and not something a sink rewind can repair.
     _produce_source(kafka_bootstrap, source, [_genesys(0, 9, 1)])

@@ -1,0 +1,55 @@
+"""Read a whole topic once: every committed record up to the end offsets taken at the start."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
+
+
+def iter_topic(config: dict[str, Any], topic: str, idle_timeout: float = 30.0,
+               progress: Callable[[int], None] | None = None,
+               isolation: str = "read_committed") -> Iterator[Message]:
+    """Every committed record of `topic` up to the end offsets taken when the call starts."""
+    consumer = Consumer({**config, "group.id": f"rekey-reader-{uuid.uuid4()}", "enable.auto.commit": False,
+                         "isolation.level": isolation, "auto.offset.reset": "earliest",
+                         "enable.partition.eof": True, "fetch.max.bytes": 52428800})
+    try:
+        metadata = consumer.list_topics(topic, timeout=10).topics[topic]
+        if metadata.error is not None:
+            raise KafkaException(metadata.error)
+        remaining: dict[int, int] = {}
+        for partition in metadata.partitions:
+            low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=10)
+            if high > low:
+                remaining[partition] = high
+        consumer.assign([TopicPartition(topic, p, 0) for p in remaining])
+        idle_since = time.monotonic()
+        while remaining:
+            # consume() waits until the batch is full or the timeout passes: keep the timeout short.
+            batch = consumer.consume(5000, timeout=0.5)
+            if not batch:
+                if time.monotonic() - idle_since > idle_timeout:
+                    open_partitions = sorted(remaining)
+                    raise TimeoutError(f"{topic}: nothing read for {idle_timeout}s, partitions {open_partitions} open")
+                continue
+            idle_since = time.monotonic()
+            records = 0
+            for message in batch:
+                error = message.error()
+                if error is not None:
+                    # End of partition: under read_committed this is past any trailing transaction marker.
+                    if error.code() == KafkaError._PARTITION_EOF:
+                        if message.offset() >= remaining.get(message.partition(), 0):
+                            remaining.pop(message.partition(), None)
+                        continue
+                    raise KafkaException(error)
+                records += 1
+                yield message
+            if progress is not None:
+                progress(records)
+    finally:
+        consumer.close()
