@@ -8,6 +8,7 @@ from services.cli import (
     backfill,
     broker,
     check,
+    demo,
     explain,
     generate,
     partition,
@@ -26,8 +27,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-for module in (broker, postgres, run, registry, partition, explain, topics, plan, reconcile, generate, check,
-               backfill):
+for module in (demo, broker, postgres, registry, topics, run, generate, check, backfill, reconcile, partition, explain,
+               plan):
     module.register(app)
 
 

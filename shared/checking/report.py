@@ -8,6 +8,7 @@ exactly-once. Expected event ids missing from the output are lost; others are un
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -83,7 +84,7 @@ def check_outputs(
             first_seen.append(row.sequence)
         if sequences != set(range(1, len(sequences) + 1)):
             report.gaps.append(f"{topic}/{key}")
-        if any(later <= earlier for earlier, later in zip(first_seen, first_seen[1:], strict=False)):
+        if any(later <= earlier for earlier, later in itertools.pairwise(first_seen)):
             report.out_of_order.append(f"{topic}/{key}")
     if expected_event_ids is not None:
         report.lost = sorted(expected_event_ids - seen_events)

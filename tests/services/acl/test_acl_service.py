@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from services.check.run import manifest_expectations, run_check
+from services.embedded.workers import ServiceProcess
 from services.generation.writer import generate_to_topic
 from services.settings import KafkaSettings, RegistrySettings
 from shared.catalog import Catalog
 from tests.support.kafka import read_topic
-from tests.support.services import ServiceProcess
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.broker
@@ -36,16 +36,8 @@ def _env(catalog_path: Path, bootstrap: str, registry: str, tmp_path: Path, guar
     }
 
 
-def _metric(text: str, name: str, **labels: str) -> float:
-    total = 0.0
-    for line in text.splitlines():
-        if line.startswith(name + "{") and all(f'{k}="{v}"' in line for k, v in labels.items()):
-            total += float(line.rsplit(" ", 1)[1])
-    return total
-
-
 def _wait_drained(acl: ServiceProcess, expected_outputs: int, timeout: float = 180) -> None:
-    wait_until(lambda: _metric(acl.metrics(), "rekey_produced_total", service="acl") >= expected_outputs,
+    wait_until(lambda: acl.metric("rekey_produced_total", service="acl") >= expected_outputs,
                timeout, f"ACL produced {expected_outputs} domain records")
 
 
@@ -79,13 +71,14 @@ def test_every_valid_record_once_on_its_partition_with_dense_sequences(
                          tmp_path).start()
     try:
         _wait_drained(acl, len(events) * families)
-        metrics = acl.metrics()
+        dead_lettered = acl.metric("rekey_dead_lettered_total", service="acl")
+        duplicates = acl.metric("rekey_skipped_total", service="acl", reason="duplicate")
         stop_seconds = acl.terminate()
     finally:
         acl.stop()
     assert stop_seconds < 30, f"clean stop took {stop_seconds:.1f}s"
-    assert _metric(metrics, "rekey_dead_lettered_total", service="acl") == len(poison)
-    assert _metric(metrics, "rekey_skipped_total", service="acl", reason="duplicate") > 0
+    assert dead_lettered == len(poison)
+    assert duplicates > 0
     _check(catalog, kafka_bootstrap, schema_registry_url, manifest, source, guarantee == "exactly_once")
 
     sources = {(r.partition, r.offset): r for r in read_topic(kafka_bootstrap, source)}

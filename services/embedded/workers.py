@@ -1,4 +1,4 @@
-"""Run rekey services as real OS processes in tests: start, wait until ready, SIGTERM, kill -9."""
+"""Run rekey services as real OS processes (demo, tests, chaos): start, wait until ready, SIGTERM, kill -9."""
 
 from __future__ import annotations
 
@@ -13,10 +13,11 @@ from pathlib import Path
 
 import httpx
 
-from tests.support.waiting import wait_until
+from services.embedded.errors import NotReady
+from services.embedded.processes import terminate_with_parent
 
 
-def free_port() -> int:
+def _ephemeral_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
@@ -28,7 +29,7 @@ class ServiceProcess:
     def __init__(self, service: str, env: Mapping[str, str], log_dir: Path, name: str | None = None) -> None:
         self.service = service
         self.name = name or service
-        self.port = free_port()
+        self.port = _ephemeral_port()
         self.env = {**os.environ, **env, "REKEY_WEB_PORT": str(self.port)}
         self.log_path = log_dir / f"{self.name}.log"
         self.process: subprocess.Popen[bytes] | None = None
@@ -38,15 +39,19 @@ class ServiceProcess:
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
                 [rekey, "run", self.service], env=self.env, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True,
+                start_new_session=True, preexec_fn=terminate_with_parent,
             )
-        wait_until(self._ready, ready_timeout, f"{self.name} ready on :{self.port} (log: {self.log_tail()})", 0.5)
+        deadline = time.monotonic() + ready_timeout
+        while not self._ready():
+            if time.monotonic() > deadline:
+                raise NotReady(f"{self.name} not ready on :{self.port} in {ready_timeout:.0f}s:\n{self.log_tail()}")
+            time.sleep(0.5)
         return self
 
     def _ready(self) -> bool:
         if self.process is None or self.process.poll() is not None:
-            raise AssertionError(f"{self.name} exited with {self.process and self.process.returncode}:\n"
-                                 f"{self.log_tail()}")
+            code = self.process and self.process.returncode
+            raise NotReady(f"{self.name} exited with {code}:\n{self.log_tail()}")
         try:
             return httpx.get(f"http://127.0.0.1:{self.port}/readyz", timeout=2).status_code == 200
         except httpx.HTTPError:
@@ -54,6 +59,14 @@ class ServiceProcess:
 
     def metrics(self) -> str:
         return httpx.get(f"http://127.0.0.1:{self.port}/metrics", timeout=5).text
+
+    def metric(self, name: str, **labels: str) -> float:
+        """Sum of the Prometheus samples `name{...}` whose labels include `labels`."""
+        total = 0.0
+        for line in self.metrics().splitlines():
+            if line.startswith(name + "{") and all(f'{k}="{v}"' in line for k, v in labels.items()):
+                total += float(line.rsplit(" ", 1)[1])
+        return total
 
     def terminate(self, timeout: float = 30.0) -> float:
         """SIGTERM and wait; return how long the clean stop took."""
