@@ -87,10 +87,9 @@ def create_app(settings: StreamSettings) -> faust.App:
                     partition=target.partition,
                     key=target.key,
                 )
-                await sequencing_topic.send(
-                    key=target.key.encode(),
-                    value=envelope.to_bytes(),
-                    partition=partition_for(target.key, internal_partitions),
+                await writer.sender.send(
+                    sequencing_name, target.key.encode(), envelope.to_bytes(),
+                    partition_for(target.key, internal_partitions),
                 )
 
     @app.agent(sequencing_topic)

@@ -5,18 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 import faust
-from shared.avro import load_schema
-from shared.translation import DomainEventDraft, PoisonPill, SourceRecord, to_avro_record
 
 from services.acl.envelope import Envelope
 from services.registry.client import SchemaRegistryClient
 from services.registry.serde import AvroSerde
 from services.streaming.metrics import DEAD_LETTERED, OUTPUT_PARTITION, PRODUCED
+from services.streaming.sending import RawSender
 from services.streaming.settings import StreamSettings
+from shared.avro import load_schema
 from shared.catalog import Catalog
 from shared.deadletter import dead_letter_headers
-
-RAW: dict[str, Any] = {"key_type": bytes, "value_type": bytes, "key_serializer": "raw", "value_serializer": "raw"}
+from shared.translation import DomainEventDraft, PoisonPill, SourceRecord, to_avro_record
 
 
 class OutputWriter:
@@ -28,13 +27,7 @@ class OutputWriter:
         self.registry = SchemaRegistryClient(settings.registry)
         self.schema = load_schema("interaction_event")
         self.serdes: dict[str, AvroSerde] = {}
-        self.topics: dict[str, faust.TopicT] = {}
-        self.dlq = app.topic(catalog.dlq_topic, **RAW)
-
-    def _topic(self, name: str) -> faust.TopicT:
-        if name not in self.topics:
-            self.topics[name] = self.app.topic(name, **RAW)
-        return self.topics[name]
+        self.sender = RawSender(app)
 
     def _serde(self, topic: str) -> AvroSerde:
         if topic not in self.serdes:
@@ -54,11 +47,12 @@ class OutputWriter:
 
     async def emit(self, envelope: Envelope, sequence: int) -> None:
         record = dict(envelope.record, sequence=sequence)
-        await self._topic(envelope.topic).send(
-            key=envelope.key.encode(),
-            value=self._serde(envelope.topic).encode(record),
-            partition=envelope.partition,
-            headers=[("seq", str(sequence).encode()), ("src", envelope.source.encode())],
+        await self.sender.send(
+            envelope.topic,
+            envelope.key.encode(),
+            self._serde(envelope.topic).encode(record),
+            envelope.partition,
+            [("seq", str(sequence).encode()), ("src", envelope.source.encode())],
         )
         PRODUCED.labels(self.service, envelope.topic).inc()
         OUTPUT_PARTITION.labels(envelope.topic, str(envelope.partition)).inc()
@@ -75,5 +69,5 @@ class OutputWriter:
             service_version=self.version,
             original_headers=record.headers,
         )
-        await self.dlq.send(key=record.key, value=record.value, headers=headers)
+        await self.sender.send(self.catalog.dlq_topic, record.key, record.value, None, headers)
         DEAD_LETTERED.labels(self.service, pill.reason_code).inc()

@@ -48,7 +48,7 @@ def build_app(app_id: str, settings: StreamSettings) -> faust.App:
         broker_heartbeat_interval=1.0,
         broker_commit_interval=1.0,
         producer_acks=-1,
-        producer_linger=0.005,
+        producer_linger=0.05,
         producer_compression_type="lz4",
         producer_max_batch_size=262144,
         stream_wait_empty=False,
