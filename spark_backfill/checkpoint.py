@@ -100,7 +100,7 @@ def read_state(config: Mapping[str, Any], topic: str, timeout: float = 60.0) -> 
                         state.runs[key.decode()] = RunRecord.from_bytes(value)
                 else:
                     state.handoff.apply(key, value)
-                if message.offset() + 1 >= remaining.get(message.partition(), 0):
+                if (message.offset() or 0) + 1 >= remaining.get(message.partition() or 0, 0):
                     remaining.pop(message.partition(), None)
     finally:
         consumer.close()

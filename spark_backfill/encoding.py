@@ -86,8 +86,7 @@ def varint_column(sequence: Any) -> Any:
         more = F.when(F.shiftright(zigzag, 7 * (i + 1)) > 0, F.lit(0x80)).otherwise(F.lit(0))
         return F.lpad(F.hex(low7.bitwiseOR(more)), 2, "0")
 
-    parts = [F.when((F.lit(i) == 0) | (F.shiftright(zigzag, 7 * i) > 0), byte(i)).otherwise(F.lit(""))
-             for i in range(10)]
+    parts = [byte(0)] + [F.when(F.shiftright(zigzag, 7 * i) > 0, byte(i)).otherwise(F.lit("")) for i in range(1, 10)]
     return F.unhex(F.concat(*parts))
 
 

@@ -151,7 +151,7 @@ def _headers(raw: list[dict[str, Any]] | None) -> dict[str, bytes]:
 
 def translate_source(source: DataFrame, spec: TranslateSpec) -> DataFrame:
     """Every source row translated and routed (see `translated_schema`)."""
-    return source.mapInArrow(translate_batches(spec), translated_schema())
+    return source.mapInArrow(translate_batches(spec), translated_schema())  # type: ignore[arg-type]
 
 
 def sequence_events(events: DataFrame, start_after: DataFrame | None = None,
@@ -250,4 +250,4 @@ def checkpoint_sequence_rows(last: DataFrame, checkpoint_topic: str) -> DataFram
 
     from pyspark.sql import functions as F
 
-    return last.mapInArrow(run, schema).select(F.lit(checkpoint_topic).alias("topic"), "key", "value")
+    return last.mapInArrow(run, schema).select(F.lit(checkpoint_topic).alias("topic"), "key", "value")  # type: ignore[arg-type]

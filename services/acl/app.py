@@ -109,6 +109,10 @@ def create_app(settings: StreamSettings) -> faust.App:
             if isinstance(decision, Fresh):
                 sequences[sequence_key] = decision.sequence
                 seen[seen_key] = [decision.sequence, envelope.source]
+            elif decision.sequence > last:
+                # A redelivery whose `seen` write survived a crash but whose counter write did not: the counter
+                # must not fall behind a sequence already given, or the next event would reuse it.
+                sequences[sequence_key] = decision.sequence
             assert isinstance(decision, Fresh | Redelivered)
             await writer.emit(envelope, decision.sequence)
 

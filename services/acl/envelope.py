@@ -7,10 +7,12 @@ topic is keyed by the output key and partitioned by it, so one key's events meet
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from shared.handoff import sequence_key
+
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
 
 
 @dataclass(frozen=True)
@@ -27,7 +29,10 @@ class Envelope:
         return sequence_key(self.topic, self.key)
 
     def to_bytes(self) -> bytes:
-        return json.dumps(asdict(self), separators=(",", ":")).encode()
+        # The fields by hand, not `dataclasses.asdict`: that deep-copies `record` on every call (a third of the
+        # translate stage's CPU). Same keys in the same order, so the same bytes.
+        return _ENCODER.encode({"record": self.record, "dedupe_id": self.dedupe_id, "source": self.source,
+                                "topic": self.topic, "partition": self.partition, "key": self.key}).encode()
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Envelope:

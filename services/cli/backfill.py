@@ -148,7 +148,6 @@ def verify(
 def bench_backfill(
     events: Annotated[int, typer.Option("--events", help="Source records to generate and backfill.")] = 1_000_000,
     orgs: Annotated[int, typer.Option("--orgs", help="Tenant orgs of the generated traffic.")] = 500,
-    partitions: Annotated[int, typer.Option("--partitions", help="Partitions of the source topic.")] = 6,
     master: MasterOption = "local[*]",
     results: Annotated[Path | None, typer.Option(
         "--results", help="Markdown file to record the figures in (its own section is replaced).")]
@@ -159,23 +158,15 @@ def bench_backfill(
     from spark_backfill.bench import run_bench
 
     with user_errors():
-        outcome = run_bench(events=events, orgs=orgs, partitions=partitions, master=master,
+        outcome = run_bench(events=events, orgs=orgs, master=master,
                             kafka=_kafka(bootstrap_servers), registry=RegistrySettings(), console=_console,
                             results=results)
     _console.print(outcome.table())
 
 
-def _bench_group(app: typer.Typer) -> typer.Typer:
-    """The `rekey bench` group, shared with other benchmarks (created here when it does not exist yet)."""
-    for group in app.registered_groups:
-        if group.name == "bench" and group.typer_instance is not None:
-            return group.typer_instance
-    bench = typer.Typer(help="Benchmarks on this machine, recorded in docs/BENCHMARKS.md.", no_args_is_help=True)
-    app.add_typer(bench, name="bench")
-    return bench
-
-
 def register(app: typer.Typer) -> None:
+    from services.cli.bench import bench_app
+
     app.command(name="backfill")(backfill)
     app.command(name="verify")(verify)
-    _bench_group(app).command(name="backfill")(bench_backfill)
+    bench_app.command(name="backfill")(bench_backfill)  # `rekey bench backfill`, in the shared bench group

@@ -6,7 +6,9 @@ import typer
 
 from services.cli import (
     backfill,
+    bench,
     broker,
+    chaos,
     check,
     demo,
     explain,
@@ -28,7 +30,7 @@ app = typer.Typer(
 )
 
 for module in (demo, broker, postgres, registry, topics, run, generate, check, backfill, reconcile, partition, explain,
-               plan):
+               plan, bench, chaos):
     module.register(app)
 
 

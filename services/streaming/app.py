@@ -12,6 +12,7 @@ from faust.web import Request, Response, View
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from services.settings import KafkaSettings
+from services.streaming.durability import drain_buffer_on_flush
 from services.streaming.settings import StreamSettings
 from services.streaming.transactions import use_source_scoped_transactions
 
@@ -58,6 +59,7 @@ def build_app(app_id: str, settings: StreamSettings) -> faust.App:
         web_in_thread=False,
         autodiscover=False,
     )
+    drain_buffer_on_flush()
     if settings.processing_guarantee == "exactly_once":
         use_source_scoped_transactions(app)
     _add_probe_pages(app)

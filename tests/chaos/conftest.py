@@ -1,0 +1,60 @@
+"""Chaos fixtures: a private catalog on the session broker (or on the 3-node cluster with RF=3, min ISR 2).
+
+`REKEY_CHAOS_RECORD=1` makes each test write its figures as a row of docs/RELIABILITY.md."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from services.catalog_files import load_catalog
+from services.chaos.harness import PASSED, ChaosEnv, ChaosResult
+from services.chaos.report import print_result, record
+from services.embedded.kafka import KafkaCluster
+from services.topics.apply import apply_catalog
+from shared.catalog import Catalog
+
+
+@pytest.fixture
+def chaos_env(provisioned_catalog: tuple[Path, Catalog], kafka_bootstrap: str, schema_registry_url: str,
+              tmp_path: Path) -> ChaosEnv:
+    path, catalog = provisioned_catalog
+    return ChaosEnv(kafka_bootstrap, schema_registry_url, path, catalog, tmp_path)
+
+
+@pytest.fixture
+def chaos_env3(catalog_factory: Callable[..., Path], embedded_cluster3: KafkaCluster, schema_registry_url: str,
+               tmp_path: Path) -> ChaosEnv:
+    path = catalog_factory()
+    catalog = load_catalog(path)
+    apply_catalog(catalog, {"bootstrap.servers": embedded_cluster3.bootstrap_servers}, replication_factor=3,
+                  min_insync_replicas=2)
+    return ChaosEnv(embedded_cluster3.bootstrap_servers, schema_registry_url, path, catalog, tmp_path,
+                    cluster=embedded_cluster3, internal_replication=3)
+
+
+def assert_passed(result: ChaosResult, request: pytest.FixtureRequest) -> None:
+    """Print the figures, record them when asked, and fail on any violation or a fault that did not land."""
+    print_result(result, Console(width=160))
+    if os.environ.get("REKEY_CHAOS_RECORD"):
+        record(result, f"`pytest {request.node.nodeid}`")
+    assert result.status == PASSED, (result.status, result.violations, result.failures,
+                                     [f.describe() for f in result.invalid_faults],
+                                     {f: (r.lost[:3], r.gaps[:3], r.out_of_order[:3], r.conflicting[:3])
+                                      for f, r in result.reports.items()})
+    if result.exactly_once:
+        assert result.total("duplicates") == 0
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Full-scale soak runs only when asked for with `-m soak` (`make soak`), never in a plain `pytest`."""
+    if "soak" in (config.getoption("markexpr") or ""):
+        return
+    skip = pytest.mark.skip(reason="full-scale soak run: `make soak` (pytest -m soak)")
+    for item in items:
+        if item.get_closest_marker("soak"):
+            item.add_marker(skip)

@@ -1,0 +1,29 @@
+"""The chaos scenarios at full scale: `make soak` (pytest -m soak), 1,000,000 events each by default
+(`REKEY_SOAK_EVENTS` to change). Same harness and checks as tests/chaos/test_chaos.py; hours on a laptop."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from services.chaos.harness import ChaosEnv
+from services.chaos.scenarios import SCENARIOS
+from tests.chaos.conftest import assert_passed
+
+pytestmark = [pytest.mark.soak, pytest.mark.broker, pytest.mark.registry]
+
+EVENTS = int(os.environ.get("REKEY_SOAK_EVENTS", "1000000"))
+RUNS = [(name, eo) for name in SCENARIOS if not SCENARIOS[name].cluster for eo in (False, True)
+        if not eo or name == "kill"]
+
+
+@pytest.mark.parametrize(("scenario", "exactly_once"), RUNS, ids=[f"{n}-{'eos' if e else 'alo'}" for n, e in RUNS])
+def test_soak(chaos_env: ChaosEnv, scenario: str, exactly_once: bool, request: pytest.FixtureRequest) -> None:
+    assert_passed(SCENARIOS[scenario].run(chaos_env, EVENTS, exactly_once, log=print), request)
+
+
+@pytest.mark.cluster
+@pytest.mark.parametrize("exactly_once", [False, True], ids=["alo", "eos"])
+def test_soak_broker(chaos_env3: ChaosEnv, exactly_once: bool, request: pytest.FixtureRequest) -> None:
+    assert_passed(SCENARIOS["broker"].run(chaos_env3, EVENTS, exactly_once, log=print), request)

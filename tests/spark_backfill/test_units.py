@@ -1,0 +1,82 @@
+"""Pure parts of the Spark jobs: session settings, `--conf` parsing, the split Avro encoder, the bench doc."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from shared.avro import encode_body, frame, load_schema, parse_schema
+from spark_backfill.bench import SECTION, record_results
+from spark_backfill.encoding import SplitEncoder, zigzag_varint
+from spark_backfill.extract import OffsetRange
+from spark_backfill.session import parse_conf, resolve_master, spark_conf
+
+
+def test_master_is_local_unless_spark_submit_set_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    assert resolve_master(None) == "local[*]"
+    assert resolve_master("k8s://https://kubernetes.default.svc") == "k8s://https://kubernetes.default.svc"
+    monkeypatch.setenv("PYSPARK_GATEWAY_PORT", "4242")
+    assert resolve_master(None) is None
+
+
+def test_spark_conf_is_modest_and_ships_the_connector() -> None:
+    local = spark_conf("local[*]", jars=["/x/a.jar", "/x/b.jar"], extra={"spark.executor.memory": "1g"})
+    assert local["spark.driver.memory"] == "2g"
+    assert local["spark.ui.enabled"] == "false"
+    assert int(local["spark.sql.shuffle.partitions"]) <= 8
+    assert local["spark.jars"] == "/x/a.jar,/x/b.jar"
+    assert local["spark.executor.memory"] == "1g"
+    assert "spark.sql.shuffle.partitions" not in spark_conf("k8s://https://k", ui=True)
+    assert spark_conf("k8s://https://k", ui=True)["spark.ui.enabled"] == "true"
+
+
+def test_parse_conf() -> None:
+    assert parse_conf(["spark.a=1", "spark.b=x=y"]) == {"spark.a": "1", "spark.b": "x=y"}
+    with pytest.raises(ValueError, match="key=value"):
+        parse_conf(["spark.a"])
+
+
+def test_split_encoding_equals_whole_record_encoding() -> None:
+    schema = load_schema("interaction_event")
+    encoder, whole = SplitEncoder(schema), parse_schema(schema)
+    rng = random.Random(3)
+    for _ in range(200):
+        record = {
+            "org_id": f"org-{rng.randrange(9)}", "interaction_id": "i" * rng.randrange(1, 90),
+            "event_id": "e", "event_type": "end", "interaction_type": rng.choice([None, "chat"]),
+            "event_time": rng.randrange(0, 2**42), "sequence": rng.choice([1, rng.randrange(1, 2**40)]),
+            "source": {"topic": "t", "partition": rng.randrange(64), "offset": rng.randrange(2**40)},
+            "ordering_token": rng.randrange(-2**40, 2**40), "change_op": rng.choice([None, "u"]),
+            "payload": "{}",
+        }
+        head, tail = encoder.encode_parts(record)
+        assert SplitEncoder.assemble(7, head, record["sequence"], tail) == frame(7, encode_body(whole, record))
+    assert zigzag_varint(0) == b"\x00" and zigzag_varint(64) == b"\x80\x01"
+
+
+def test_split_encoder_refuses_a_schema_it_cannot_stamp() -> None:
+    with pytest.raises(ValueError, match="no field 'sequence'"):
+        SplitEncoder({"type": "record", "name": "R", "fields": [{"name": "a", "type": "long"}]})
+    with pytest.raises(ValueError, match="plain long"):
+        SplitEncoder({"type": "record", "name": "R", "fields": [{"name": "sequence", "type": ["null", "long"]}]})
+
+
+def test_offset_range_round_trip_and_spark_options() -> None:
+    offsets = OffsetRange("src", {0: 5, 1: 0}, {0: 10, 1: 3})
+    assert OffsetRange.from_json(offsets.to_json()) == offsets
+    assert offsets.records == 8
+    assert offsets.spark_options() == {"startingOffsets": '{"src": {"0": 5, "1": 0}}',
+                                       "endingOffsets": '{"src": {"0": 10, "1": 3}}'}
+
+
+def test_bench_results_replace_only_their_own_section(tmp_path: Path) -> None:
+    doc = tmp_path / "BENCHMARKS.md"
+    doc.write_text("# Benchmarks\n\n## ACL\n\nacl figures\n")
+    record_results(doc, f"{SECTION}\n\nfirst\n")
+    record_results(doc, f"{SECTION}\n\nsecond\n")
+    text = doc.read_text()
+    assert "## ACL\n\nacl figures" in text and "second" in text and "first" not in text
+    assert text.count(SECTION) == 1
