@@ -17,8 +17,3 @@ def org_activity(event: dict[str, Any], topic: str, partition: int, offset: int)
         "domain_partition": partition,
         "domain_offset": offset,
     }
-
-
-def reply_key(interaction_id: str | None, inbound_key: bytes | None) -> bytes | None:
-    """Replies and notifications are keyed by interaction id, falling back to the inbound record's key."""
-    return interaction_id.encode() if interaction_id else inbound_key

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import Column, DataFrame
 
-EVENT, SKIP, POISON = "event", "skip", "poison"
+EVENT, SKIP, POISON, DUPLICATE = "event", "skip", "poison", "duplicate"
 UNROUTABLE = "unroutable"
 SERVICE = "backfill"
 # `shared.sequencing.source_order`: ordering token, then source partition, offset and topic.
@@ -161,6 +161,10 @@ def sequence_events(events: DataFrame, start_after: DataFrame | None = None,
     `events` needs `out_topic`, `out_key`, `dedupe_id` and the `ORDER_COLUMNS`; `start_after` (optional)
     has `out_topic`, `out_key`, `last`: numbering continues after `last` (a previous hand-off). One shuffle:
     both windows are partitioned by the sequence key (the dedupe window by a superset of it).
+
+    With a `kind` column, every row passes through: upstream duplicates become kind `duplicate`, and they,
+    poison pills and skips keep a null sequence, so one pass over the translated rows feeds the domain topics,
+    the DLQ and every count.
     """
     from pyspark.sql import Window
     from pyspark.sql import functions as F
@@ -168,11 +172,20 @@ def sequence_events(events: DataFrame, start_after: DataFrame | None = None,
     order = [F.col(name).asc() for name in ORDER_COLUMNS]
     keys = list(SEQUENCE_KEY_COLUMNS)
     first_seen = Window.partitionBy(*keys, "dedupe_id").orderBy(*order)
-    in_order = Window.partitionBy(*keys).orderBy(*order)
     spread = events.repartition(partitions, *keys) if partitions else events.repartition(*keys)
-    numbered = (spread.withColumn("_occurrence", F.row_number().over(first_seen))
-                .filter(F.col("_occurrence") == 1).drop("_occurrence")
-                .withColumn("sequence", F.row_number().over(in_order).cast("long")))
+    numbered = spread.withColumn("_occurrence", F.row_number().over(first_seen))
+    if "kind" in events.columns:
+        # Keep every row: later copies of a dedupe id become `duplicate`s (counted, never written).
+        numbered = numbered.withColumn("kind", F.when((F.col("kind") == EVENT) & (F.col("_occurrence") > 1),
+                                                      F.lit(DUPLICATE)).otherwise(F.col("kind")))
+        is_event = F.col("kind") == EVENT
+    else:
+        numbered = numbered.filter(F.col("_occurrence") == 1)
+        is_event = F.lit(True)
+    # Events first (false sorts before true), so they number 1..n among themselves in source order.
+    in_order = Window.partitionBy(*keys).orderBy((~is_event).asc(), *order)
+    numbered = (numbered.drop("_occurrence")
+                .withColumn("sequence", F.when(is_event, F.row_number().over(in_order).cast("long"))))
     if start_after is None:
         return numbered
     return (numbered.join(start_after.select(*keys, F.col("last").cast("long").alias("_last")), keys, "left")

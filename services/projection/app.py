@@ -29,7 +29,8 @@ def create_app(settings: StreamSettings) -> faust.App:
     catalog = load_catalog(settings.catalog_path)
     app = build_app(settings.app_id or "rekey-projection", settings)
     registry = SchemaRegistryClient(settings.registry)
-    domain_topics = sorted({t for family in catalog.families.values() for t in family.output_topics})
+    # The interaction events family (the catalog's default): one activity record per domain event.
+    domain_topics = catalog.family(catalog.default_family).output_topics
     decoders = {t: AvroSerde(registry, catalog.topic(t).schema_subject, load_schema("interaction_event"))
                 for t in domain_topics}
     target_name = catalog.org_activity_topic

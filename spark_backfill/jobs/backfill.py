@@ -220,35 +220,32 @@ def run_backfill(spark: SparkSession, request: BackfillRequest, kafka: KafkaSett
         if lasts:
             start_after = spark.createDataFrame(lasts, "out_topic string, out_key string, last long")
 
-    sequenced: DataFrame | None = None
-    translated: DataFrame | None = None
+    cached: DataFrame | None = None
     if run.state == checkpoint.STARTED:
-        # -- transform ------------------------------------------------------------------------------------
+        # -- transform: translate, route and number in one pass, cached once -------------------------------
         spec = transform.TranslateSpec(request.catalog_path.read_text(), str(request.catalog_path), request.family,
                                        formats, request.service_version)
-        translated = transform.translate_source(source, spec).persist(StorageLevel.MEMORY_AND_DISK)
-        counts = translated.groupBy("kind", "reason").count().collect()
-        report.read = sum(int(r["count"]) for r in counts)
-        report.events = sum(int(r["count"]) for r in counts if r["kind"] == transform.EVENT)
-        report.skipped = {str(r["reason"]): int(r["count"]) for r in counts if r["kind"] == transform.SKIP}
-        report.dead_lettered = {str(r["reason"]): int(r["count"]) for r in counts if r["kind"] == transform.POISON}
-        timer.stage("translate", f"{report.read} read, {report.events} events")
-
-        events = translated.filter(F.col("kind") == transform.EVENT).drop("dlq_key", "dlq_value", "dlq_headers")
-        sequenced = transform.sequence_events(events, start_after).persist(StorageLevel.MEMORY_AND_DISK)
-        # One pass over the numbered rows: records per topic and, without a prior hand-off, keys (each key has
-        # exactly one row numbered 1; after a hand-off, keys are counted by the hand-off stage).
-        per_topic = (sequenced.groupBy("out_topic").agg(F.count(F.lit(1)).alias("n"),
-                                                        F.sum((F.col("sequence") == 1).cast("int")).alias("keys"))
-                     .collect())
-        report.per_topic = {str(r["out_topic"]): int(r["n"]) for r in per_topic}
-        report.keys = sum(int(r["keys"] or 0) for r in per_topic)
-        report.duplicates_dropped = report.events - sum(report.per_topic.values())
-        timer.stage("sequence", f"{report.keys} keys, {report.duplicates_dropped} upstream duplicates dropped")
+        translated = transform.translate_source(source, spec)
+        numbered = transform.sequence_events(translated, start_after).persist(StorageLevel.MEMORY_AND_DISK)
+        cached = numbered
+        counts = (numbered.groupBy("kind", "reason", "out_topic")
+                  .agg(F.count(F.lit(1)).alias("n"), F.sum((F.col("sequence") == 1).cast("int")).alias("keys"))
+                  .collect())
+        report.skipped = _tally(counts, transform.SKIP)
+        report.dead_lettered = _tally(counts, transform.POISON)
+        report.per_topic = {str(r["out_topic"]): int(r["n"]) for r in counts if r["kind"] == transform.EVENT}
+        # Without a prior hand-off each key has exactly one row numbered 1 (after one, only new keys do).
+        report.keys = sum(int(r["keys"] or 0) for r in counts if r["kind"] == transform.EVENT)
+        report.read = sum(int(r["n"]) for r in counts)
+        report.duplicates_dropped = sum(int(r["n"]) for r in counts if r["kind"] == transform.DUPLICATE)
+        report.events = sum(report.per_topic.values()) + report.duplicates_dropped
+        timer.stage("translate", f"translate + route + sequence: {report.read} read, {report.events} events, "
+                                 f"{report.duplicates_dropped} upstream duplicates dropped, {report.keys} keys")
 
         # -- load -----------------------------------------------------------------------------------------
-        rows = transform.kafka_rows(sequenced, wire)
-        poison = transform.dead_letter_rows(translated.filter(F.col("kind") == transform.POISON), catalog.dlq_topic)
+        events = numbered.filter(F.col("kind") == transform.EVENT)
+        rows = transform.kafka_rows(events, wire)
+        poison = transform.dead_letter_rows(numbered.filter(F.col("kind") == transform.POISON), catalog.dlq_topic)
         if resumed_from is not None:
             rows, poison, report.already_written = _skip_written(spark, kafka, rows, poison, outputs,
                                                                  catalog.dlq_topic, request.sources)
@@ -259,7 +256,7 @@ def run_backfill(spark: SparkSession, request: BackfillRequest, kafka: KafkaSett
         checkpoint.write_run(config, checkpoint_topic, run)
         timer.stage("write", f"{report.written} records to {', '.join(outputs)}; "
                              f"{sum(report.dead_lettered.values())} to {catalog.dlq_topic}")
-        last = transform.last_sequences(sequenced)
+        last = transform.last_sequences(events)
     else:
         # The data was written before the kill: the hand-off's last sequences are what the targets hold.
         last = _written_last_sequences(spark, kafka, outputs)
@@ -272,10 +269,17 @@ def run_backfill(spark: SparkSession, request: BackfillRequest, kafka: KafkaSett
     checkpoint.complete(config, checkpoint_topic, run)
     timer.stage("hand-off", f"{checkpoint_topic}: last sequence of every key, snapshot end of every source partition")
     report.seconds = round(time.monotonic() - started, 2)
-    for cached in (sequenced, translated):
-        if cached is not None:
-            cached.unpersist()
+    if cached is not None:
+        cached.unpersist()
     return report
+
+
+def _tally(counts: list[Any], kind: str) -> dict[str, int]:
+    tally: dict[str, int] = {}
+    for row in counts:
+        if row["kind"] == kind:
+            tally[str(row["reason"])] = tally.get(str(row["reason"]), 0) + int(row["n"])
+    return tally
 
 
 def _target_records(spark: SparkSession, kafka: KafkaSettings, topics: list[str]) -> DataFrame:

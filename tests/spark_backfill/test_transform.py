@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,23 @@ def _spark_result(spark, rows, start_after=None):  # type: ignore[no-untyped-def
 def test_spark_sequencing_equals_assign_sequences(spark, seed: int) -> None:
     rows = _rows(seed, 600)
     assert _spark_result(spark, rows) == _expected(rows)
+
+
+def test_with_kinds_duplicates_and_non_events_pass_through_unnumbered(spark) -> None:
+    """The backfill's one-pass form: the same numbering, duplicates marked instead of dropped, poison kept."""
+    rows = [{**r, "kind": "event"} for r in _rows(4, 400)]
+    poison = [{"out_topic": None, "out_key": None, "ordering_token": 0, "src_partition": 0, "src_offset": 10_000 + i,
+               "src_topic": "src-a", "dedupe_id": None, "item": 10_000 + i, "kind": "poison"} for i in range(5)]
+    frame_ = spark.createDataFrame(rows + poison, "out_topic string, out_key string, ordering_token long, "
+                                   "src_partition long, src_offset long, src_topic string, dedupe_id string, "
+                                   "item long, kind string")
+    result = transform.sequence_events(frame_, partitions=3).collect()
+    numbered = {(sequence_key(r["out_topic"], r["out_key"]), r["sequence"], r["item"])
+                for r in result if r["kind"] == "event"}
+    assert numbered == _expected(rows)
+    kinds = Counter(r["kind"] for r in result)
+    assert kinds["poison"] == 5 and kinds["event"] + kinds["duplicate"] == len(rows)
+    assert all(r["sequence"] is None for r in result if r["kind"] != "event")
 
 
 def test_spark_sequencing_continues_after_a_hand_off(spark) -> None:

@@ -15,6 +15,7 @@ from services.embedded.workers import ServiceProcess
 from services.generation.writer import generate_to_topic
 from services.settings import KafkaSettings, RegistrySettings
 from shared.catalog import Catalog
+from shared.partitioning import partition_for
 from tests.support.kafka import read_topic
 from tests.support.waiting import wait_until
 
@@ -55,6 +56,22 @@ def _check(catalog: Catalog, bootstrap: str, registry: str, manifest: Path, sour
         assert report.duplicates == 0, f"{family}: {report.duplicates} duplicates in a run without faults"
 
 
+def _assert_org_activity_projected(catalog: Catalog, env: dict[str, str], tmp_path: Path, events: int) -> None:
+    projection = ServiceProcess("projection", {**env, "REKEY_APP_ID": env["REKEY_APP_ID"] + "-projection"},
+                                tmp_path).start()
+    try:
+        wait_until(lambda: projection.metric("rekey_produced_total", service="projection") >= events, 120,
+                   f"projection produced {events} org-activity records")
+    finally:
+        projection.stop()
+    topic = catalog.org_activity_topic
+    records = read_topic(env["REKEY_KAFKA_BOOTSTRAP_SERVERS"], topic)
+    assert len(records) == events
+    partitions = catalog.topic(topic).partitions
+    assert all(r.partition == partition_for(r.key.decode(), partitions) for r in records)
+    assert {r.key.decode() for r in records} <= {f"org-{i:05d}" for i in range(1, 13)} | set(HOT_ORGS)
+
+
 @pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once"])
 def test_every_valid_record_once_on_its_partition_with_dense_sequences(
     provisioned_catalog: tuple[Path, Catalog], kafka_bootstrap: str, schema_registry_url: str, tmp_path: Path,
@@ -67,8 +84,8 @@ def test_every_valid_record_once_on_its_partition_with_dense_sequences(
     events, poison = manifest_expectations(manifest, source)
     families = len(catalog.sources[0].feeds)
 
-    acl = ServiceProcess("acl", _env(catalog_path, kafka_bootstrap, schema_registry_url, tmp_path, guarantee),
-                         tmp_path).start()
+    env = _env(catalog_path, kafka_bootstrap, schema_registry_url, tmp_path, guarantee)
+    acl = ServiceProcess("acl", env, tmp_path).start()
     try:
         _wait_drained(acl, len(events) * families)
         dead_lettered = acl.metric("rekey_dead_lettered_total", service="acl")
@@ -76,6 +93,8 @@ def test_every_valid_record_once_on_its_partition_with_dense_sequences(
         stop_seconds = acl.terminate()
     finally:
         acl.stop()
+    if guarantee == "at_least_once":
+        _assert_org_activity_projected(catalog, env, tmp_path, len(events))
     assert stop_seconds < 30, f"clean stop took {stop_seconds:.1f}s"
     assert dead_lettered == len(poison)
     assert duplicates > 0
