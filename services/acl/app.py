@@ -18,7 +18,6 @@ from services.acl.handoff import HandoffSequences
 from services.acl.outputs import OutputWriter
 from services.catalog_files import load_catalog
 from services.streaming.app import build_app, ensure_internal_topic
-from services.streaming.gate import install_gate
 from services.streaming.metrics import CONSUMED, SKIPPED, TopOrgs, export_consumer_lag
 from services.streaming.settings import StreamSettings
 from shared.partitioning import partition_for
@@ -53,17 +52,9 @@ def create_app(settings: StreamSettings) -> faust.App:
     handoff = HandoffSequences.load(catalog, settings, group_id=app.conf.id)
     top_orgs = TopOrgs(settings.top_orgs)
 
-    gate = install_gate(app, settings.processing_guarantee == "exactly_once")
-
     @app.agent(source_topic)
     async def translate_events(stream: faust.StreamT[bytes]) -> None:
         async for event in stream.events():
-            async with gate.event():
-                await translate_one(event)
-                event.ack()  # before a commit may run: its outputs and its offset share one transaction
-
-    async def translate_one(event: faust.EventT) -> None:
-        if True:
             message = event.message
             CONSUMED.labels(SERVICE, message.topic).inc()
             source = sources[message.topic]
@@ -79,10 +70,10 @@ def create_app(settings: StreamSettings) -> faust.App:
             outcome = translate(record, source.format)
             if isinstance(outcome, PoisonPill):
                 await writer.dead_letter(record, outcome)
-                return
+                continue
             if isinstance(outcome, Skip):
                 SKIPPED.labels(SERVICE, outcome.reason).inc()
-                return
+                continue
             top_orgs.add(outcome.org_id)
             record_fields = writer.domain_record(outcome)
             position = f"{message.topic}/{message.partition}/{message.offset}"
@@ -103,13 +94,7 @@ def create_app(settings: StreamSettings) -> faust.App:
 
     @app.agent(sequencing_topic)
     async def stamp_sequences(stream: faust.StreamT[bytes]) -> None:
-        async for event in stream.events():
-            async with gate.event():
-                await stamp_one(event.value)
-                event.ack()
-
-    async def stamp_one(value: bytes) -> None:
-        if True:
+        async for value in stream:
             envelope = Envelope.from_bytes(value)
             sequence_key = envelope.sequence_key
             seen_key = f"{sequence_key}|{envelope.dedupe_id}"
@@ -120,7 +105,7 @@ def create_app(settings: StreamSettings) -> faust.App:
             decision = decide(SeenEntry(*remembered) if remembered else None, last, envelope.source)
             if isinstance(decision, Duplicate):
                 SKIPPED.labels(SERVICE, "duplicate").inc()
-                return
+                continue
             if isinstance(decision, Fresh):
                 sequences[sequence_key] = decision.sequence
                 seen[seen_key] = [decision.sequence, envelope.source]

@@ -196,6 +196,9 @@ class ChaosRun:
 
     def wait_recovered(self, fault: Fault, timeout: float | None = None) -> float:
         """Wait until the group commits past the point of `fault`; record and return the time since the fault."""
+        if not fault.in_flight:
+            self.log(f"{fault.name} did not land while records were in flight: the run is INVALID")
+            return 0.0
         self.wait_committed(fault.committed + 1, timeout or self.timeout)
         fault.recover_seconds = time.monotonic() - fault.monotonic
         self.log(f"recovered from {fault.name} in {fault.recover_seconds:.1f}s")

@@ -80,16 +80,17 @@ def broker_failure(env: ChaosEnv, events: int, exactly_once: bool = False, log: 
     cluster = env.cluster
     if cluster is None or len(cluster.node_ids) != 3:
         raise ValueError("the broker scenario needs the 3-node embedded cluster")
-    with chaos_run(env, "broker", TrafficPlan(events), exactly_once, log) as run:
+    # Traffic keeps flowing for ~25 s: the broker restart after the first fault must not outlast the stream.
+    plan = TrafficPlan(events, upfront=0.2, chunks=16, pause=1.5)
+    with chaos_run(env, "broker", plan, exactly_once, log) as run:
         try:
             _begin(run)
-            run.wait_fraction(0.2)
+            run.wait_fraction(0.1)
             first = _leader(env, run.source, 0)
             fault = run.inject(f"SIGTERM broker {first} (leader {run.source}/0)", lambda: cluster.stop_node(first))
             run.wait_recovered(fault)
             cluster.start_node(first)
             cluster.wait_ready(120)
-            run.wait_fraction(0.5)
             second = _leader(env, run.sequencing, 0)
             fault = run.inject(f"kill -9 broker {second} (leader {run.sequencing}/0)",
                                lambda: cluster.stop_node(second, hard=True))

@@ -64,7 +64,7 @@ def group_progress(config: dict[str, Any], group: str, topics: Iterable[str]) ->
     return GroupProgress(committed, end)
 
 
-def records_past_committed(config: dict[str, Any], progress: GroupProgress, timeout: float = 20.0) -> list[str]:
+def records_past_committed(config: dict[str, Any], progress: GroupProgress, timeout: float = 5.0) -> list[str]:
     """Partitions holding at least one committed record at or after the group's committed offset."""
     behind = progress.behind()
     if not behind:

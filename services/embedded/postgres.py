@@ -14,11 +14,11 @@ import json
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import time
 from pathlib import Path
 
+from services.embedded import processes
 from services.embedded.errors import EmbeddedInfraError, NotReady, PortInUse, ToolMissing
 from services.embedded.maven import REPO_ROOT
 
@@ -48,19 +48,9 @@ def find_bin_dir() -> Path:
                       f"{PACKAGE_HINT}")
 
 
-def _port_free(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
 def free_port(start: int = DEFAULT_PORT) -> int:
     for port in range(start, min(start + 2000, 65535)):
-        if _port_free(port):
+        if processes.port_free(port):
             return port
     raise PortInUse(f"no free port found on 127.0.0.1 in {start}..{start + 2000} for an embedded PostgreSQL")
 
@@ -153,7 +143,7 @@ class PostgresServer:
         if self.running():
             self.wait_ready(timeout)
             return
-        if not _port_free(self.port):
+        if not processes.port_free(self.port):
             raise PortInUse(f"port {self.port} on 127.0.0.1 is in use: stop what holds it, or start with another "
                             f"--port / --data-dir (is another PostgreSQL running? `rekey postgres status`)")
         self._prepare_dir()

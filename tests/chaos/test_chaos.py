@@ -19,8 +19,15 @@ pytestmark = [pytest.mark.broker, pytest.mark.registry]
 
 EVENTS = 3000
 
+# Known: under exactly_once a worker killed mid-stream re-emits records a read_committed reader already saw
+# (hundreds per run of 3 kills; see docs/RELIABILITY.md, Findings). Strict: the day it passes, this fails and
+# the mark must go.
+EOS_DUPLICATES_ON_KILL = pytest.mark.xfail(
+    strict=True, reason="faust exactly_once re-emits committed records after kill -9 (docs/RELIABILITY.md)")
 
-@pytest.mark.parametrize("exactly_once", [False, True], ids=["at_least_once", "exactly_once"])
+
+@pytest.mark.parametrize("exactly_once", [False, pytest.param(True, marks=EOS_DUPLICATES_ON_KILL)],
+                         ids=["at_least_once", "exactly_once"])
 def test_worker_killed_three_times_mid_stream(chaos_env: ChaosEnv, exactly_once: bool,
                                               request: pytest.FixtureRequest) -> None:
     result = kill_restart(chaos_env, EVENTS, exactly_once, log=print)
