@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from confluent_kafka import KafkaException
+
 from services.chaos.traffic import Traffic, TrafficPlan
 from services.check.drain import GroupProgress, group_progress, wait_drained
 from services.check.run import run_check
@@ -166,17 +168,39 @@ class ChaosRun:
     def committed(self) -> int:
         return self.progress().committed_total(self.source)
 
+    def _committed_or_unknown(self) -> int:
+        """The committed count, or -1 while a broker fault makes the probe time out (metadata moving)."""
+        try:
+            return self.committed()
+        except KafkaException as error:
+            self.log(f"progress probe failed ({error}); retrying")
+            return -1
+
     def wait_committed(self, records: int, timeout: float) -> int:
         """Wait until the group committed at least `records` source records; return the committed count."""
         deadline = time.monotonic() + timeout
-        while (committed := self.committed()) < records:
+        while (committed := self._committed_or_unknown()) < records:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"group {self.app_id} committed {committed:,} < {records:,} after {timeout:.0f}s")
             time.sleep(0.25)
         return committed
 
     def wait_fraction(self, fraction: float, timeout: float | None = None) -> int:
-        return self.wait_committed(int(self.plan.events * fraction), timeout or self.timeout)
+        """Wait until the group committed `fraction` of the planned events while records are still in flight
+        (committed < sent), the moment to inject a fault; return the committed count."""
+        target = int(self.plan.events * fraction)
+        deadline = time.monotonic() + (timeout or self.timeout)
+        while True:
+            try:
+                progress = self.progress()
+                committed, sent = progress.committed_total(self.source), progress.end_total(self.source)
+                if target <= committed < sent:
+                    return committed
+            except KafkaException as error:
+                self.log(f"progress probe failed ({error}); retrying")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"group {self.app_id}: no moment with {target:,} <= committed < sent")
+            time.sleep(0.1)
 
     @property
     def timeout(self) -> float:

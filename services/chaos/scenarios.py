@@ -80,8 +80,9 @@ def broker_failure(env: ChaosEnv, events: int, exactly_once: bool = False, log: 
     cluster = env.cluster
     if cluster is None or len(cluster.node_ids) != 3:
         raise ValueError("the broker scenario needs the 3-node embedded cluster")
-    # Traffic keeps flowing for ~25 s: the broker restart after the first fault must not outlast the stream.
-    plan = TrafficPlan(events, upfront=0.2, chunks=16, pause=1.5)
+    # Traffic keeps coming in bursts for ~40 s: a broker restart (20-30 s) must not outlast the stream, and each
+    # burst leaves a backlog for a fault to land in.
+    plan = TrafficPlan(events, upfront=0.2, chunks=8, pause=5.0)
     with chaos_run(env, "broker", plan, exactly_once, log) as run:
         try:
             _begin(run)
@@ -91,6 +92,7 @@ def broker_failure(env: ChaosEnv, events: int, exactly_once: bool = False, log: 
             run.wait_recovered(fault)
             cluster.start_node(first)
             cluster.wait_ready(120)
+            run.wait_fraction(0.0)  # the next moment with records in flight
             second = _leader(env, run.sequencing, 0)
             fault = run.inject(f"kill -9 broker {second} (leader {run.sequencing}/0)",
                                lambda: cluster.stop_node(second, hard=True))

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, TopicPartition
+from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 TopicPartitionKey = tuple[str, int]
@@ -110,10 +110,17 @@ def wait_drained(config: dict[str, Any], group: str, topics: Iterable[str], time
     last_snapshot: dict[TopicPartitionKey, int] | None = None
     pending: list[str] = ["?"]
     while True:
-        progress = group_progress(config, group, topics)
-        if on_poll is not None:
-            on_poll(progress)
-        pending = records_past_committed(config, progress)
+        try:
+            progress = group_progress(config, group, topics)
+            if on_poll is not None:
+                on_poll(progress)
+            pending = records_past_committed(config, progress)
+        except KafkaException as error:  # a broker restarting: not drained yet, ask again
+            pending, drained_since = [f"probe failed: {error}"], None
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"group {group} not drained after {timeout:.0f}s: {error}") from error
+            time.sleep(0.5)
+            continue
         snapshot = {**progress.end, **{("committed:" + t, p): c for (t, p), c in progress.committed.items()}}
         if pending:
             drained_since = None

@@ -19,9 +19,9 @@ MasterOption = Annotated[str | None, typer.Option(
     "--master", help="Spark master: local[*] by default; k8s://https://... on Kubernetes; none under spark-submit.")]
 ConfOption = Annotated[list[str] | None, typer.Option("--conf", help="Extra Spark property key=value (repeatable).")]
 CatalogOption = Annotated[Path | None, typer.Option(
-    "--catalog", help="Topic catalog YAML [default: REKEY_CATALOG_PATH, else catalog/topics.yaml].")]
+    "--catalog", help="Topic catalog YAML (default: REKEY_CATALOG_PATH, else catalog/topics.yaml).")]
 BootstrapOption = Annotated[str | None, typer.Option(
-    "--bootstrap-servers", help="Kafka host:port list [default: REKEY_KAFKA_BOOTSTRAP_SERVERS].")]
+    "--bootstrap-servers", help="Kafka host:port list (default: REKEY_KAFKA_BOOTSTRAP_SERVERS).")]
 
 
 def _kafka(bootstrap: str | None) -> KafkaSettings:
@@ -55,7 +55,7 @@ def backfill(
                                                                 "--target-family).")] = None,
     catalog: CatalogOption = None,
     manifest_topic: Annotated[str | None, typer.Option(
-        "--manifest-topic", help="Hand-off checkpoint topic [default: the catalog's checkpoint topic].")] = None,
+        "--manifest-topic", help="Hand-off checkpoint topic (default: the catalog's checkpoint topic).")] = None,
     master: MasterOption = None,
     conf: ConfOption = None,
     from_files: Annotated[str | None, typer.Option("--from-files", help="Archived history instead of the topic.")]

@@ -54,6 +54,7 @@ def check(
     table.add_column("value", justify="right")
     for name, value in [("records", report.records), ("keys", report.keys), ("duplicates", report.duplicates),
                         ("conflicting (key, seq)", len(report.conflicting)),
+                        ("renumbered events", len(report.renumbered)),
                         ("lost", len(report.lost)), ("unexpected", len(report.unexpected)),
                         ("keys with gaps", len(report.gaps)), ("keys out of order", len(report.out_of_order)),
                         ("off-parity records", len(report.wrong_partition)),
@@ -64,7 +65,8 @@ def check(
         json_out.write_text(json.dumps({**report.__dict__, "violations": violations}, indent=2))
     if violations:
         _console.print(f"[bold red]FAILED[/]: {violations}")
-        for name in ("lost", "conflicting", "gaps", "out_of_order", "wrong_partition", "dead_letters_missing"):
+        for name in ("lost", "conflicting", "renumbered", "gaps", "out_of_order", "wrong_partition",
+                     "dead_letters_missing"):
             sample = getattr(report, name)[:5]
             if sample:
                 _console.print(f"  {name}: {', '.join(sample)}")

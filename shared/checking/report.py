@@ -4,7 +4,8 @@ Per output key (within a topic): the set of sequences must be exactly 1..n (noth
 the first occurrence of each sequence must be strictly increasing (order kept); every record must sit on the
 Java-parity partition of its key. A repeated (key, sequence) is a duplicate: allowed at-least-once, never with
 exactly-once, and only as an identical re-emission: the same (key, sequence) with another event is a
-conflict. Expected event ids missing from the output are lost; others are unexpected.
+conflict, and one event under two sequences of its key is a renumbering. Expected event ids missing from the
+output are lost; others are unexpected.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ class CheckReport:
     duplicates: int = 0
     conflicting: list[str] = field(default_factory=list)
     """(key, sequence) pairs emitted more than once with different events: a re-numbering, never allowed."""
+    renumbered: list[str] = field(default_factory=list)
+    """Events emitted under more than one sequence of their key (the counter moved on without the event)."""
     lost: list[str] = field(default_factory=list)
     unexpected: list[str] = field(default_factory=list)
     gaps: list[str] = field(default_factory=list)
@@ -45,6 +48,7 @@ class CheckReport:
         found = {
             "lost": len(self.lost),
             "conflicting": len(self.conflicting),
+            "renumbered": len(self.renumbered),
             "unexpected": len(self.unexpected),
             "gaps": len(self.gaps),
             "out_of_order": len(self.out_of_order),
@@ -89,6 +93,10 @@ def check_outputs(
             events[row.sequence] = row.event_id
             first_seen.append(row.sequence)
         sequences = set(events)
+        numbers: dict[str, set[int]] = defaultdict(set)
+        for sequence, event_id in events.items():
+            numbers[event_id].add(sequence)
+        report.renumbered += [f"{topic}/{key}:{event}" for event, seen in numbers.items() if len(seen) > 1]
         if sequences != set(range(1, len(sequences) + 1)):
             report.gaps.append(f"{topic}/{key}")
         if any(later <= earlier for earlier, later in itertools.pairwise(first_seen)):

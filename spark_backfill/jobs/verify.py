@@ -219,7 +219,10 @@ def run_verify(spark: SparkSession, request: VerifyRequest, kafka: KafkaSettings
         .drop("sequence").persist(StorageLevel.MEMORY_AND_DISK))
 
     # Read once: the schema-id scan materialises the cache the decode then reads.
-    raw_target = extract.read_kafka_topics(spark, kafka, target_ranges).persist(StorageLevel.MEMORY_AND_DISK)
+    # Many small Kafka partitions (64 + 8 + 12 ...) would each be a Python decode task: merge them first.
+    parallelism = spark.sparkContext.defaultParallelism
+    raw_target = (extract.read_kafka_topics(spark, kafka, target_ranges).coalesce(max(2, parallelism * 2))
+                  .persist(StorageLevel.MEMORY_AND_DISK))
     schema_ids = [int(r["id"]) for r in raw_target.select(
         F.conv(F.hex(F.substring("value", 2, 4)), 16, 10).cast("long").alias("id")).distinct().collect()
         if r["id"] is not None]

@@ -10,15 +10,16 @@ import pytest
 from services.chaos.harness import ChaosEnv
 from services.chaos.scenarios import SCENARIOS
 from tests.chaos.conftest import assert_passed
+from tests.chaos.test_chaos import EOS_DUPLICATES_ON_KILL
 
 pytestmark = [pytest.mark.soak, pytest.mark.broker, pytest.mark.registry]
 
 EVENTS = int(os.environ.get("REKEY_SOAK_EVENTS", "1000000"))
-RUNS = [(name, eo) for name in SCENARIOS if not SCENARIOS[name].cluster for eo in (False, True)
-        if not eo or name == "kill"]
+RUNS = [pytest.param(name, eo, id=f"{name}-{'eos' if eo else 'alo'}", marks=[EOS_DUPLICATES_ON_KILL] if eo else [])
+        for name in SCENARIOS if not SCENARIOS[name].cluster for eo in (False, True) if not eo or name == "kill"]
 
 
-@pytest.mark.parametrize(("scenario", "exactly_once"), RUNS, ids=[f"{n}-{'eos' if e else 'alo'}" for n, e in RUNS])
+@pytest.mark.parametrize(("scenario", "exactly_once"), RUNS)
 def test_soak(chaos_env: ChaosEnv, scenario: str, exactly_once: bool, request: pytest.FixtureRequest) -> None:
     assert_passed(SCENARIOS[scenario].run(chaos_env, EVENTS, exactly_once, log=print), request)
 

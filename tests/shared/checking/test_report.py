@@ -31,3 +31,9 @@ def test_a_sequence_given_to_two_events_is_a_conflict() -> None:
 def test_gap_and_order() -> None:
     assert check_outputs(_records((1, "a"), (3, "c")), {TOPIC: 4}).gaps == [f"{TOPIC}/{KEY}"]
     assert check_outputs(_records((2, "b"), (1, "a")), {TOPIC: 4}).out_of_order == [f"{TOPIC}/{KEY}"]
+
+
+def test_an_event_under_two_sequences_is_renumbered() -> None:
+    report = check_outputs(_records((1, "a"), (2, "b"), (3, "b")), {TOPIC: 4}, {"a", "b"})
+    assert report.renumbered == [f"{TOPIC}/{KEY}:b"]
+    assert not report.passed(exactly_once=False)
