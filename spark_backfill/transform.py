@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
 EVENT, SKIP, POISON, DUPLICATE = "event", "skip", "poison", "duplicate"
-UNROUTABLE = "unroutable"
 SERVICE = "backfill"
 # `shared.sequencing.source_order`: ordering token, then source partition, offset and topic.
 ORDER_COLUMNS = ("ordering_token", "src_partition", "src_offset", "src_topic")
@@ -97,7 +96,14 @@ def translate_batches(spec: TranslateSpec) -> Callable[[Iterator[pa.RecordBatch]
 
         from shared.deadletter import dead_letter_headers
         from shared.routing import route
-        from shared.translation import DomainEventDraft, PoisonPill, SourceRecord, to_avro_record, translate
+        from shared.translation import (
+            DomainEventDraft,
+            PoisonPill,
+            PoisonReason,
+            SourceRecord,
+            to_avro_record,
+            translate,
+        )
 
         catalog, encoder = _worker_state(spec)
         arrow_schema = to_arrow_schema(translated_schema())
@@ -118,7 +124,7 @@ def translate_batches(spec: TranslateSpec) -> Callable[[Iterator[pa.RecordBatch]
                     try:
                         target = route(catalog, spec.family, outcome.org_id, outcome.interaction_id)
                     except ValueError as error:
-                        outcome = PoisonPill(UNROUTABLE, str(error), None)  # type: ignore[arg-type]
+                        outcome = PoisonPill(PoisonReason.UNROUTABLE, str(error), None)
                     else:
                         row.update(kind=EVENT, org_id=outcome.org_id, out_topic=target.topic, out_key=target.key,
                                    out_partition=target.partition, ordering_token=outcome.ordering_token,

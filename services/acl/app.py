@@ -23,7 +23,7 @@ from services.streaming.settings import StreamSettings
 from shared.partitioning import partition_for
 from shared.routing import route
 from shared.sequencing import Duplicate, Fresh, Redelivered, SeenEntry, decide
-from shared.translation import PoisonPill, Skip, SourceRecord, translate
+from shared.translation import PoisonPill, PoisonReason, Skip, SourceRecord, translate
 
 SERVICE = "acl"
 
@@ -39,7 +39,8 @@ def create_app(settings: StreamSettings) -> faust.App:
     sequencing_name = f"{app.conf.id}-sequencing"
     ensure_internal_topic(settings, sequencing_name)
     sequencing_topic = app.topic(sequencing_name, partitions=internal_partitions, internal=True, **raw)
-    sequences = app.Table("sequences", default=None, partitions=internal_partitions, key_type=str, value_type=int)
+    sequences = app.Table("sequences", default=None, partitions=internal_partitions, key_type=str)
+    recent_per_key = settings.dedupe_recent_per_key
     seen = app.Table(
         "seen",
         default=None,
@@ -74,11 +75,15 @@ def create_app(settings: StreamSettings) -> faust.App:
             if isinstance(outcome, Skip):
                 SKIPPED.labels(SERVICE, outcome.reason).inc()
                 continue
+            try:
+                targets = [route(catalog, family, outcome.org_id, outcome.interaction_id) for family in source.feeds]
+            except ValueError as error:
+                await writer.dead_letter(record, PoisonPill(PoisonReason.UNROUTABLE, str(error), None))
+                continue
             top_orgs.add(outcome.org_id)
             record_fields = writer.domain_record(outcome)
             position = f"{message.topic}/{message.partition}/{message.offset}"
-            for family in source.feeds:
-                target = route(catalog, family, outcome.org_id, outcome.interaction_id)
+            for target in targets:
                 envelope = Envelope(
                     record=record_fields,
                     dedupe_id=outcome.dedupe_id,
@@ -98,21 +103,29 @@ def create_app(settings: StreamSettings) -> faust.App:
             envelope = Envelope.from_bytes(value)
             sequence_key = envelope.sequence_key
             seen_key = f"{sequence_key}|{envelope.dedupe_id}"
-            remembered = seen.get(seen_key)
-            last = sequences.get(sequence_key)
-            if last is None:
-                last = handoff.last_sequence(sequence_key)
+            state = sequences.get(sequence_key)
+            if state is None:
+                last, recent = handoff.last_sequence(sequence_key), []
+            else:
+                last, recent = state
+            remembered = seen.get(seen_key) or next(
+                ([seq, src] for dedupe_id, seq, src in recent if dedupe_id == envelope.dedupe_id), None
+            )
             decision = decide(SeenEntry(*remembered) if remembered else None, last, envelope.source)
             if isinstance(decision, Duplicate):
                 SKIPPED.labels(SERVICE, "duplicate").inc()
                 continue
             if isinstance(decision, Fresh):
-                sequences[sequence_key] = decision.sequence
+                # The counter's own record also remembers the key's latest dedupe ids: the two tables' changelog
+                # writes are not atomic under at-least-once, and a crash that keeps the counter but loses the
+                # `seen` entry would otherwise number a redelivered event again and leave a gap.
+                recent = [*recent, [envelope.dedupe_id, decision.sequence, envelope.source]][-recent_per_key:]
+                sequences[sequence_key] = [decision.sequence, recent]
                 seen[seen_key] = [decision.sequence, envelope.source]
             elif decision.sequence > last:
                 # A redelivery whose `seen` write survived a crash but whose counter write did not: the counter
                 # must not fall behind a sequence already given, or the next event would reuse it.
-                sequences[sequence_key] = decision.sequence
+                sequences[sequence_key] = [decision.sequence, recent]
             assert isinstance(decision, Fresh | Redelivered)
             await writer.emit(envelope, decision.sequence)
 

@@ -17,7 +17,8 @@ class StreamSettings(ServiceSettings):
     dedupe_horizon_hours: float = Field(
         default=168.0, gt=0, description="How long a dedupe id is remembered (retention of its changelog)."
     )
-    batch_size: int = Field(default=500, ge=1, description="Events an agent takes at once.")
-    batch_within_seconds: float = Field(default=0.05, gt=0)
+    dedupe_recent_per_key: int = Field(
+        default=32, ge=1, description="Latest dedupe ids kept in each key's counter record (crash safety)."
+    )
     top_orgs: int = Field(default=20, ge=1, description="Orgs exported individually in the per-org metric.")
     service_version: str = "0.1.0"

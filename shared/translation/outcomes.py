@@ -27,6 +27,8 @@ class PoisonReason(StrEnum):
     MISSING_INTERACTION_ID = "missing_interaction_id"
     MISSING_EVENT_ID = "missing_event_id"
     BAD_TIMESTAMP = "bad_timestamp"
+    UNROUTABLE = "unroutable"
+    """Translated, but its ids cannot form an output key (`shared.routing.route` refused them)."""
 
 
 @dataclass(frozen=True)
