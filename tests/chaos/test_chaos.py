@@ -19,11 +19,11 @@ pytestmark = [pytest.mark.broker, pytest.mark.registry]
 
 EVENTS = 3000
 
-# Known: under exactly_once a worker killed mid-stream re-emits records a read_committed reader already saw
-# (hundreds per run of 3 kills; see docs/RELIABILITY.md, Findings). Strict: the day it passes, this fails and
-# the mark must go.
+# Known and open: under exactly_once a worker killed mid-stream re-emits records a read_committed reader already
+# saw (hundreds per run; nothing lost; see docs/RELIABILITY.md, Findings). Not strict: a run whose kills happen to
+# land between commits has no duplicates, and that must not turn the suite red.
 EOS_DUPLICATES_ON_KILL = pytest.mark.xfail(
-    strict=True, reason="faust exactly_once re-emits committed records after kill -9 (docs/RELIABILITY.md)")
+    strict=False, reason="faust exactly_once re-emits committed records after kill -9 (docs/RELIABILITY.md)")
 
 
 @pytest.mark.parametrize("exactly_once", [False, pytest.param(True, marks=EOS_DUPLICATES_ON_KILL)],
