@@ -50,6 +50,7 @@ def create_app(settings: StreamSettings) -> faust.App:
                              "cleanup.policy": "compact,delete"},
     )
     writer = OutputWriter(app, catalog, settings, SERVICE)
+    writer.prepare()
     handoff = HandoffSequences.load(catalog, settings, group_id=app.conf.id)
     top_orgs = TopOrgs(settings.top_orgs)
 

@@ -27,7 +27,6 @@ WindowKey = tuple[str, int]
 SOURCE_KEY_FIELDS = ("org_id", "interaction_id", "event_id")
 """What a source record and its domain event share (the sequence is assigned in translation)."""
 EVENT_KEY_FIELDS = ("org_id", "interaction_id", "event_id", "sequence", "event_type", "event_time")
-STATE_KEY_FIELDS = (*EVENT_KEY_FIELDS, "event_count")
 
 
 @dataclass(frozen=True, slots=True)
