@@ -162,7 +162,9 @@ class KafkaCluster:
             return
         config = str(self.node_dir(node_id) / "server.properties")
         result = subprocess.run(
-            self._java(node_id, "kafka.tools.StorageTool", "format", "-t", self.state.cluster_id, "-c", config),
+            # `=`: a base64 cluster id may start with "-", which argparse would take for an option.
+            self._java(node_id, "kafka.tools.StorageTool", "format", f"--cluster-id={self.state.cluster_id}",
+                       "--config", config),
             capture_output=True, text=True, check=False,
         )
         if result.returncode != 0:
