@@ -13,6 +13,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from services.settings import KafkaSettings
 from services.streaming.durability import drain_buffer_on_flush
+from services.streaming.recovery import seek_before_fetching_after_recovery
 from services.streaming.settings import StreamSettings
 from services.streaming.transactions import use_source_scoped_transactions
 
@@ -60,6 +61,7 @@ def build_app(app_id: str, settings: StreamSettings) -> faust.App:
         autodiscover=False,
     )
     drain_buffer_on_flush()
+    seek_before_fetching_after_recovery()
     if settings.processing_guarantee == "exactly_once":
         use_source_scoped_transactions(app)
     _add_probe_pages(app)

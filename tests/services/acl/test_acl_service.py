@@ -38,8 +38,12 @@ def _env(catalog_path: Path, bootstrap: str, registry: str, tmp_path: Path, guar
 
 
 def _wait_drained(acl: ServiceProcess, expected_outputs: int, timeout: float = 180) -> None:
-    wait_until(lambda: acl.metric("rekey_produced_total", service="acl") >= expected_outputs,
-               timeout, f"ACL produced {expected_outputs} domain records")
+    try:
+        wait_until(lambda: acl.metric("rekey_produced_total", service="acl") >= expected_outputs,
+                   timeout, f"ACL produced {expected_outputs} domain records")
+    except AssertionError as error:
+        produced = acl.metric("rekey_produced_total", service="acl")
+        raise AssertionError(f"{error}; produced {produced:.0f}; {acl.name} log tail:\n{acl.log_tail(60)}") from None
 
 
 def _generate(bootstrap: str, topic: str, manifest: Path, events: int, seed: int) -> None:
