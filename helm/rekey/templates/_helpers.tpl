@@ -401,6 +401,23 @@ Takes the root context.
 {{- if eq $root.Values.backfill.source $root.Values.backfill.target -}}
 {{- fail (printf "backfill.source and backfill.target are both %q: a backfill must write to another topic" $root.Values.backfill.source) -}}
 {{- end -}}
+{{- $catalog := include "rekey.catalog" $root | fromYaml -}}
+{{- $topics := list -}}
+{{- range $topic := ($catalog.topics | default list) -}}
+{{- $topics = append $topics $topic.name -}}
+{{- end -}}
+{{- $sources := $topics -}}
+{{- range $source := ($catalog.sources | default list) -}}
+{{- $sources = append $sources $source.name -}}
+{{- end -}}
+{{- if not (has $root.Values.backfill.source $sources) -}}
+{{- fail (printf "backfill.source %q is not a source or topic of the catalog (catalog sources and topics: %s)" $root.Values.backfill.source (join ", " $sources)) -}}
+{{- end -}}
+{{- range $key := list "target" "manifestTopic" -}}
+{{- if not (has (index $root.Values.backfill $key) $topics) -}}
+{{- fail (printf "backfill.%s %q is not a topic of the catalog (catalog topics: %s)" $key (index $root.Values.backfill $key) (join ", " $topics)) -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 

@@ -13,7 +13,7 @@ BACKFILL = {
     "backfill": {
         "enabled": True,
         "source": "crm.public.interactions",
-        "target": "interaction_events_low_v3",
+        "target": "interaction_events_low_v2",
         "manifestTopic": "backfill_handoff_checkpoints_v1",
     }
 }
@@ -46,7 +46,7 @@ def test_job_runs_rekey_backfill_against_kubernetes() -> None:
     assert args[:9] == [
         "backfill",
         "--source", "crm.public.interactions",
-        "--target", "interaction_events_low_v3",
+        "--target", "interaction_events_low_v2",
         "--manifest-topic", "backfill_handoff_checkpoints_v1",
         "--master", "k8s://https://kubernetes.default.svc",
     ]  # fmt: skip
@@ -108,7 +108,7 @@ def test_spark_operator_renders_a_spark_application_instead_of_the_job() -> None
     assert spec["arguments"] == [
         "backfill",
         "--source", "crm.public.interactions",
-        "--target", "interaction_events_low_v3",
+        "--target", "interaction_events_low_v2",
         "--manifest-topic", "backfill_handoff_checkpoints_v1",
     ]  # fmt: skip
     assert spec["executor"]["instances"] == 3
@@ -125,7 +125,7 @@ def test_spark_operator_renders_a_spark_application_instead_of_the_job() -> None
 def test_run_name_changes_with_the_parameters() -> None:
     first = _jobs(render(BACKFILL))[0]["metadata"]["name"]
     again = _jobs(render(BACKFILL))[0]["metadata"]["name"]
-    other = _jobs(render({"backfill": {**BACKFILL["backfill"], "target": "interaction_events_low_v4"}}))[0]
+    other = _jobs(render({"backfill": {**BACKFILL["backfill"], "target": "interaction_events_high_v2"}}))[0]
 
     assert first == again
     assert other["metadata"]["name"] != first
@@ -142,6 +142,17 @@ def test_source_and_target_must_differ() -> None:
     values = {"backfill": {**BACKFILL["backfill"], "target": "crm.public.interactions"}}
 
     assert "a backfill must write to another topic" in render_error(values)
+
+
+@pytest.mark.parametrize(("key", "kind"), [("source", "a source or topic"), ("target", "a topic"),
+                                           ("manifestTopic", "a topic")])
+def test_topics_missing_from_the_catalog_fail_rendering(key: str, kind: str) -> None:
+    values = {"backfill": {**BACKFILL["backfill"], key: "interaction_events_low_v3"}}
+
+    error = render_error(values)
+
+    assert f'backfill.{key} "interaction_events_low_v3" is not {kind} of the catalog' in error
+    assert "interaction_events_low_v2" in error
 
 
 @pytest.mark.parametrize("operator", [False, True])
