@@ -120,6 +120,9 @@ def verify(
                              "count as expected).")] = None,
     source_format: Annotated[str | None, typer.Option("--source-format", help="For a source not in the catalog.")]
     = None,
+    allow_redeliveries: Annotated[bool, typer.Option(
+        "--allow-redeliveries", help="At-least-once target: count identical copies of a record (same key, "
+                                     "sequence, event and source position) instead of failing on them.")] = False,
     report: Annotated[Path, typer.Option("--report", help="JSON report path.")] = Path("verify-report.json"),
     master: MasterOption = None,
     conf: ConfOption = None,
@@ -136,7 +139,8 @@ def verify(
         spark = build_session("rekey-verify", master, conf=parse_conf(conf))
         request = VerifyRequest(sources=source, targets=list(target or []), family=target_family,
                                 catalog_path=catalog_path, window_ms=parse_window(window),
-                                live_group=live_group, source_format=source_format)
+                                live_group=live_group, source_format=source_format,
+                                allow_redeliveries=allow_redeliveries)
         result = run_verify(spark, request, _kafka(bootstrap_servers), RegistrySettings())
     report.write_text(json.dumps(result.to_json(), indent=2))
     render(result, _console)

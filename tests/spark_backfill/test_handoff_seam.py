@@ -1,6 +1,7 @@
 """v1 history -> v2 backfill, then live traffic through the live ACL service started from the hand-off: every key
 has one dense sequence across the seam, every record is on its Java-parity partition, nothing of the history
-is re-processed, and `rekey verify` passes on the result."""
+is re-processed, and `rekey verify` passes on the result - also when the live worker is killed (kill -9) right
+after the hand-off, while the first live records are in flight (fault scenario 6)."""
 
 from __future__ import annotations
 
@@ -43,9 +44,10 @@ def _live_events(history: list[dict[str, object]], count: int) -> list[bytes]:
     return events
 
 
+@pytest.mark.parametrize("crash", [False, True], ids=["clean", "worker_killed_after_handoff"])
 def test_backfill_then_live_acl_continue_every_key_densely(
     spark, provisioned_catalog: tuple[Path, Catalog], kafka_bootstrap: str, schema_registry_url: str,  # type: ignore[no-untyped-def]
-    tmp_path: Path,
+    tmp_path: Path, crash: bool,
 ) -> None:
     path, catalog = provisioned_catalog
     source = next(s.name for s in catalog.sources if s.format == "genesys")
@@ -64,7 +66,7 @@ def test_backfill_then_live_acl_continue_every_key_densely(
         if isinstance(event, dict) and isinstance(event.get("orgId"), str) and isinstance(
                 event.get("interactionId"), str) and event["orgId"] and event["interactionId"]:
             history.append(event)
-    live = _live_events(history, 200)
+    live = _live_events(history, 1500 if crash else 200)
     producer = Producer({"bootstrap.servers": kafka_bootstrap, "partitioner": "murmur2_random"})
     for i, value in enumerate(live):
         producer.produce(source, key=f"random-{i}".encode(), value=value)
@@ -81,33 +83,53 @@ def test_backfill_then_live_acl_continue_every_key_densely(
     }
     outputs = catalog.family(FAMILY).output_topics
     expected_total = report.written + len(live)
+    if crash:
+        acl = ServiceProcess("acl", env, tmp_path, name="acl-killed").start()
+        try:
+            produced = wait_until(lambda: acl.metric("rekey_produced_total", service="acl"), 120,
+                                  "the live worker produced its first records")
+            acl.kill()
+        finally:
+            acl.stop()
+        assert produced < len(live), f"the kill landed after all {len(live)} live records were produced"
+
+    def drained() -> bool:
+        return len({r.headers["src"] for t in outputs for r in read_topic(kafka_bootstrap, t)}) >= expected_total
+
     acl = ServiceProcess("acl", env, tmp_path).start()
     try:
-        def drained() -> bool:
-            return sum(len(read_topic(kafka_bootstrap, t)) for t in outputs) >= expected_total
-
-        wait_until(drained, 240, f"{expected_total} records in {outputs}", interval=2.0)
+        wait_until(drained, 240, f"{expected_total} source records in {outputs}", interval=2.0)
     finally:
         acl.stop()
 
-    sequences: dict[str, list[int]] = {}
-    live_positions = []
+    numbered: dict[tuple[str, int], str] = {}
+    live_positions = set()
+    copies = 0
     for topic in outputs:
         partitions = catalog.topic(topic).partitions
         for record in read_topic(kafka_bootstrap, topic):
             key = record.key.decode()  # type: ignore[union-attr]
             assert record.partition == partition_for(key, partitions), (topic, key)
-            sequences.setdefault(sequence_key(topic, key), []).append(int(record.headers["seq"]))
-            position = SourcePosition.parse(record.headers["src"].decode())
+            source_position = record.headers["src"].decode()
+            first = numbered.setdefault((sequence_key(topic, key), int(record.headers["seq"])), source_position)
+            assert first == source_position, f"{key} numbered two events the same: {first}, {source_position}"
+            copies += 1
+            position = SourcePosition.parse(source_position)
             if position.offset >= snapshot_end[position.partition]:
-                live_positions.append(position)
-    assert sum(len(s) for s in sequences.values()) == expected_total  # no duplicate at the seam
+                live_positions.add(position)
+    assert len(numbered) == expected_total
+    if not crash:
+        assert copies == expected_total  # no duplicate at the seam
     assert len(live_positions) == len(live)  # the live service read exactly what the backfill did not
+    sequences: dict[str, list[int]] = {}
+    for key, number in numbered:
+        sequences.setdefault(key, []).append(number)
     for key, numbers in sequences.items():
         assert sorted(numbers) == list(range(1, len(numbers) + 1)), key
     continued = [k for k, n in sequences.items() if max(n) > 1 and any(
         k.endswith(f":{e['interactionId']}") for e in history[:100])]
     assert continued, "some keys of the history must have continued across the seam"
 
-    result = run_verify(spark, VerifyRequest([source], [], FAMILY, path), kafka, registry)
+    result = run_verify(spark, VerifyRequest([source], [], FAMILY, path, allow_redeliveries=crash), kafka, registry)
     assert result.ok, (result.window_mismatches[:3], result.key_problems[:3], result.record_differences[:3])
+    assert result.redeliveries == copies - expected_total
