@@ -185,21 +185,25 @@ class ChaosRun:
             time.sleep(0.25)
         return committed
 
-    def wait_fraction(self, fraction: float, timeout: float | None = None) -> int:
-        """Wait until the group committed `fraction` of the planned events while records are still in flight
-        (committed < sent), the moment to inject a fault; return the committed count."""
+    def wait_fraction(self, fraction: float, timeout: float | None = None, min_backlog: int = 1) -> int:
+        """Wait until the group committed `fraction` of the planned events while at least `min_backlog` records
+        are still in flight (sent - committed), the moment to inject a fault; return the committed count.
+
+        A larger `min_backlog` catches a burst near its start, so a fault that takes a moment to set up still
+        lands before the worker has caught up."""
         target = int(self.plan.events * fraction)
         deadline = time.monotonic() + (timeout or self.timeout)
         while True:
             try:
                 progress = self.progress()
                 committed, sent = progress.committed_total(self.source), progress.end_total(self.source)
-                if target <= committed < sent:
+                if target <= committed and sent - committed >= min_backlog:
                     return committed
             except KafkaException as error:
                 self.log(f"progress probe failed ({error}); retrying")
             if time.monotonic() > deadline:
-                raise TimeoutError(f"group {self.app_id}: no moment with {target:,} <= committed < sent")
+                raise TimeoutError(f"group {self.app_id}: no moment with {target:,} <= committed and "
+                                   f"{min_backlog:,} records in flight")
             time.sleep(0.1)
 
     @property

@@ -92,8 +92,10 @@ def broker_failure(env: ChaosEnv, events: int, exactly_once: bool = False, log: 
             run.wait_recovered(fault)
             cluster.start_node(first)
             cluster.wait_ready(120)
-            run.wait_fraction(0.0)  # the next moment with records in flight
             second = _leader(env, run.sequencing, 0)
+            # The next burst, caught near its start: a burst is processed in about a second, so a moment with
+            # only its tail in flight can be over before the kill lands (the run would be INVALID).
+            run.wait_fraction(0.0, min_backlog=max(1, events // 16))
             fault = run.inject(f"kill -9 broker {second} (leader {run.sequencing}/0)",
                                lambda: cluster.stop_node(second, hard=True))
             run.wait_recovered(fault)
