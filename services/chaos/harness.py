@@ -190,14 +190,16 @@ class ChaosRun:
         are still in flight (sent - committed), the moment to inject a fault; return the committed count.
 
         A larger `min_backlog` catches a burst near its start, so a fault that takes a moment to set up still
-        lands before the worker has caught up."""
+        lands before the worker has caught up; it applies while traffic is still being sent."""
         target = int(self.plan.events * fraction)
         deadline = time.monotonic() + (timeout or self.timeout)
         while True:
             try:
                 progress = self.progress()
                 committed, sent = progress.committed_total(self.source), progress.end_total(self.source)
-                if target <= committed and sent - committed >= min_backlog:
+                # Once the traffic is all sent no new burst comes: any moment with records in flight will do.
+                backlog = min_backlog if sent < self.plan.events else 1
+                if target <= committed and sent - committed >= backlog:
                     return committed
             except KafkaException as error:
                 self.log(f"progress probe failed ({error}); retrying")

@@ -80,9 +80,9 @@ def broker_failure(env: ChaosEnv, events: int, exactly_once: bool = False, log: 
     cluster = env.cluster
     if cluster is None or len(cluster.node_ids) != 3:
         raise ValueError("the broker scenario needs the 3-node embedded cluster")
-    # Traffic keeps coming in bursts for ~40 s: a broker restart (20-30 s) must not outlast the stream, and each
-    # burst leaves a backlog for a fault to land in.
-    plan = TrafficPlan(events, upfront=0.2, chunks=8, pause=5.0)
+    # Traffic keeps coming in bursts for ~55 s: a broker restart (20-30 s, longer on a loaded machine) must not
+    # outlast the stream, and each burst leaves a backlog for a fault to land in.
+    plan = TrafficPlan(events, upfront=0.2, chunks=12, pause=5.0)
     with chaos_run(env, "broker", plan, exactly_once, log) as run:
         try:
             _begin(run)
