@@ -6,39 +6,48 @@ their committed offsets, with that fetcher still running. A batch fetched in bet
 position: the read offsets run ahead, the records re-fetched after the seek are dropped as "already read", some are
 never processed, and the commit stays behind the first missing offset for ever (found by
 `test_restarted_worker_with_empty_state_continues_every_sequence`: a restarted worker stalled in about every
-other run). Here the stream partitions stay paused until the seek is done - the order faust itself uses when
-there are no tables (faust-streaming #217). The flow is not stopped for it: stopping it would also drop a standby
-changelog record in delivery, and a standby promoted later would number from stale state.
+other run). This is faust 0.15.3's `on_recovery_completed` with the stream partitions resumed only after the seek
+- the order faust itself uses when there are no tables (faust-streaming #217). The flow is not stopped for it:
+stopping it also drops a standby changelog record in delivery, and a standby promoted later numbers from stale
+state.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import asyncio
 from typing import Any
 
 from faust.tables.recovery import Recovery
-from faust.types import TP
-
-_original_on_recovery_completed = Recovery.on_recovery_completed
 
 
 async def _on_recovery_completed_seeking_first(self: Recovery, generation_id: int = 0) -> None:
     app: Any = self.app
     consumer = app.consumer
-    deferred: list[set[TP]] = []
-
-    def defer(tps: Iterable[TP]) -> None:
-        deferred.append(set(tps))
-
-    consumer.resume_partitions = defer
-    try:
-        await _original_on_recovery_completed(self, generation_id)
-    finally:
-        del consumer.resume_partitions
-    if app.consumer_generation_id == generation_id:
-        assignment = consumer.assignment()
-        for tps in deferred:
-            consumer.resume_partitions(tps & assignment)
+    self.log.info("Restore complete!")
+    await app.on_rebalance_complete.send()
+    self._set_recovery_ended()
+    callbacks = [asyncio.ensure_future(table.on_recovery_completed(self.actives_for_table[table],
+                                                                    self.standbys_for_table[table]))
+                 for table in self.tables.values()]
+    if callbacks:
+        await asyncio.wait(callbacks)
+    assignment = consumer.assignment()
+    if app.consumer_generation_id != generation_id:
+        self.log.warning(f"Recovery rebalancing again app id {app.consumer_generation_id} param {generation_id}")
+        return
+    if assignment:
+        self.log.info("Seek stream partitions to committed offsets.")
+        await self._wait(consumer.perform_seek(), timeout=app.conf.broker_request_timeout)
+    consumer.resume_partitions({tp for tp in assignment if not self._is_changelog_tp(tp)})
+    self.completed.set()
+    app.flow_control.resume()
+    consumer.resume_flow()
+    await app._fetcher.maybe_start()
+    self.tables.on_actives_ready()
+    if not app.assignor.assigned_standbys():
+        self.tables.on_standbys_ready()
+    app.on_rebalance_end()
+    self.log.info("Worker ready")
 
 
 def seek_before_fetching_after_recovery() -> None:
