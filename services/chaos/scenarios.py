@@ -36,10 +36,14 @@ def _finish(run: ChaosRun) -> ChaosResult:
 def kill_restart(env: ChaosEnv, events: int, exactly_once: bool = False, log: Log | None = None,
                  kills: int = 3) -> ChaosResult:
     """kill -9 of the worker's process group mid-stream, restarted with the same state directory, `kills` times."""
-    with chaos_run(env, "kill", TrafficPlan(events), exactly_once, log) as run:
+    # Traffic keeps coming in bursts for ~90 s, so every restart (about 25 s under exactly_once: the group
+    # session of the killed member, transactional producers, table restore) still has a stream to land in; a
+    # kill is injected near the start of a burst, before the worker commits its way through it.
+    plan = TrafficPlan(events, upfront=0.2, chunks=18, pause=5.0)
+    with chaos_run(env, "kill", plan, exactly_once, log) as run:
         _begin(run)
         for number in range(1, kills + 1):
-            run.wait_fraction(number / (kills + 2))
+            run.wait_fraction(number / (kills + 2), min_backlog=max(1, events // 30))
             fault = run.inject(f"kill -9 #{number}", run.workers["acl-1"].kill)
             run.start_worker("acl-1")
             run.wait_recovered(fault)

@@ -18,6 +18,8 @@ class Service(StrEnum):
 def _run_faust(service: Service) -> None:
     from faust.worker import Worker
 
+    from services.streaming.app import state_directory
+    from services.streaming.local_state import mark_clean
     from services.streaming.settings import StreamSettings
 
     settings = StreamSettings()
@@ -26,7 +28,12 @@ def _run_faust(service: Service) -> None:
     else:
         from services.projection.app import create_app
     app = create_app(settings)
-    Worker(app, loglevel=settings.log_level.lower(), quiet=True).execute_from_commandline()
+    try:
+        Worker(app, loglevel=settings.log_level.lower(), quiet=True).execute_from_commandline()
+    except SystemExit as exit_:
+        if exit_.code in (0, None) and app.crash_reason is None:
+            mark_clean(state_directory(settings, app.conf.id))
+        raise
 
 
 def run(service: Annotated[Service, typer.Argument(help="Which service to run.")]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ssl
 import time
+from pathlib import Path
 
 import faust
 from confluent_kafka import KafkaError, KafkaException
@@ -13,9 +14,11 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from services.settings import KafkaSettings
 from services.streaming.durability import drain_buffer_on_flush
+from services.streaming.gaps import exclude_delivered_record_from_gaps
+from services.streaming.local_state import open_state_directory
 from services.streaming.recovery import seek_before_fetching_after_recovery
 from services.streaming.settings import StreamSettings
-from services.streaming.transactions import use_source_scoped_transactions
+from services.streaming.transactions import use_exactly_once_transactions
 
 
 def _credentials(kafka: KafkaSettings) -> faust.types.auth.CredentialsT | None:
@@ -33,15 +36,20 @@ def _credentials(kafka: KafkaSettings) -> faust.types.auth.CredentialsT | None:
     return None
 
 
+def state_directory(settings: StreamSettings, app_id: str) -> Path:
+    return settings.data_dir / app_id
+
+
 def build_app(app_id: str, settings: StreamSettings) -> faust.App:
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    exactly_once = settings.processing_guarantee == "exactly_once"
+    open_state_directory(state_directory(settings, app_id), exactly_once)
     brokers = [f"kafka://{address}" for address in settings.kafka.bootstrap_servers.split(",")]
     app = faust.App(
         app_id,
         broker=brokers,
         broker_credentials=_credentials(settings.kafka),
         store=f"{settings.state_store}://",
-        datadir=str(settings.data_dir / app_id),
+        datadir=str(state_directory(settings, app_id)),
         processing_guarantee=settings.processing_guarantee,
         topic_partitions=settings.internal_partitions,
         topic_replication_factor=settings.internal_replication_factor,
@@ -61,9 +69,10 @@ def build_app(app_id: str, settings: StreamSettings) -> faust.App:
         autodiscover=False,
     )
     drain_buffer_on_flush()
+    exclude_delivered_record_from_gaps()
     seek_before_fetching_after_recovery()
-    if settings.processing_guarantee == "exactly_once":
-        use_source_scoped_transactions(app)
+    if exactly_once:
+        use_exactly_once_transactions(app)
     _add_probe_pages(app)
     return app
 

@@ -19,25 +19,19 @@ pytestmark = [pytest.mark.broker, pytest.mark.registry]
 
 EVENTS = 3000
 
-# Known and open: under exactly_once a worker killed mid-stream re-emits records a read_committed reader already
-# saw (hundreds per run; nothing lost; see docs/RELIABILITY.md, Findings). Not strict: a run whose kills happen to
-# land between commits has no duplicates, and that must not turn the suite red.
-EOS_DUPLICATES_ON_KILL = pytest.mark.xfail(
-    strict=False, reason="faust exactly_once re-emits committed records after kill -9 (docs/RELIABILITY.md)")
 
-
-@pytest.mark.parametrize("exactly_once", [False, pytest.param(True, marks=EOS_DUPLICATES_ON_KILL)],
-                         ids=["at_least_once", "exactly_once"])
+@pytest.mark.parametrize("exactly_once", [False, True], ids=["at_least_once", "exactly_once"])
 def test_worker_killed_three_times_mid_stream(chaos_env: ChaosEnv, exactly_once: bool,
                                               request: pytest.FixtureRequest) -> None:
-    kills = 2 if exactly_once else 3  # an exactly_once restart takes ~25 s (transactional producers, recovery)
-    result = kill_restart(chaos_env, EVENTS, exactly_once, log=print, kills=kills)
-    assert len(result.faults) == kills
+    result = kill_restart(chaos_env, EVENTS, exactly_once, log=print, kills=3)
+    assert len(result.faults) == 3
     assert_passed(result, request)
 
 
-def test_rebalance_one_to_three_to_one_workers_under_load(chaos_env: ChaosEnv, request: pytest.FixtureRequest) -> None:
-    assert_passed(rebalance(chaos_env, EVENTS, log=print), request)
+@pytest.mark.parametrize("exactly_once", [False, True], ids=["at_least_once", "exactly_once"])
+def test_rebalance_one_to_three_to_one_workers_under_load(chaos_env: ChaosEnv, exactly_once: bool,
+                                                          request: pytest.FixtureRequest) -> None:
+    assert_passed(rebalance(chaos_env, EVENTS, exactly_once, log=print), request)
 
 
 @pytest.mark.cluster
@@ -59,7 +53,8 @@ def test_redelivered_source_gets_no_new_sequences(chaos_env: ChaosEnv, request: 
     assert_passed(result, request)
 
 
+@pytest.mark.parametrize("exactly_once", [False, True], ids=["at_least_once", "exactly_once"])
 def test_sigterm_under_load_stops_cleanly_and_reprocesses_at_most_the_uncommitted_tail(
-    chaos_env: ChaosEnv, request: pytest.FixtureRequest,
+    chaos_env: ChaosEnv, exactly_once: bool, request: pytest.FixtureRequest,
 ) -> None:
-    assert_passed(sigterm(chaos_env, EVENTS, log=print), request)
+    assert_passed(sigterm(chaos_env, EVENTS, exactly_once, log=print), request)
