@@ -1,0 +1,52 @@
+"""A commit under exactly-once never overlaps event processing."""
+
+from __future__ import annotations
+
+import asyncio
+
+from services.streaming.transactions import CommitBarrier
+
+
+async def _commit_waits_for_the_event_in_flight() -> list[str]:
+    barrier, order = CommitBarrier(enabled=True), []
+    inside, release = asyncio.Event(), asyncio.Event()
+
+    async def event(name: str, hold: bool) -> None:
+        async with barrier.processing():
+            order.append(f"{name} start")
+            if hold:
+                inside.set()
+                await release.wait()
+            order.append(f"{name} end")
+
+    async def commit() -> None:
+        async with barrier.exclusive():
+            order.append("commit")
+            await asyncio.sleep(0.01)
+            order.append("commit done")
+
+    first = asyncio.create_task(event("e1", hold=True))
+    await inside.wait()
+    committing = asyncio.create_task(commit())
+    await asyncio.sleep(0.01)
+    second = asyncio.create_task(event("e2", hold=False))  # arrives while the commit waits: must not start
+    await asyncio.sleep(0.01)
+    release.set()
+    await asyncio.gather(first, committing, second)
+    return order
+
+
+def test_commit_waits_for_the_event_in_flight_and_later_events_wait_for_the_commit() -> None:
+    assert asyncio.run(_commit_waits_for_the_event_in_flight()) == [
+        "e1 start", "e1 end", "commit", "commit done", "e2 start", "e2 end"]
+
+
+async def _disabled_barrier_does_not_wait() -> list[str]:
+    barrier, order = CommitBarrier(enabled=False), []
+    async with barrier.processing(), barrier.exclusive():
+        order.append("commit inside an event")
+    return order
+
+
+def test_at_least_once_barrier_is_a_no_op() -> None:
+    assert asyncio.run(_disabled_barrier_does_not_wait()) == ["commit inside an event"]
