@@ -135,6 +135,7 @@ class ChaosRun:
         self.result = ChaosResult(scenario, self.guarantee, plan.events)
         self.started = time.monotonic()
         self.log = log or (lambda _message: None)
+        self._moment: GroupProgress | None = None
 
     # -- workers -------------------------------------------------------------------------------------
     def worker_env(self, name: str) -> dict[str, str]:
@@ -202,6 +203,7 @@ class ChaosRun:
                 # Once the traffic is all sent no new burst comes: any moment with records in flight will do.
                 backlog = min_backlog if sent < self.plan.events else 1
                 if target <= committed and sent - committed >= backlog:
+                    self._moment = progress
                     return committed
             except KafkaException as error:
                 self.log(f"progress probe failed ({error}); retrying")
@@ -215,13 +217,22 @@ class ChaosRun:
         return 180.0 + self.plan.events / 150
 
     # -- faults --------------------------------------------------------------------------------------
-    def inject(self, name: str, action: Callable[[], object]) -> Fault:
-        """Record the group's progress, inject the fault at once, and keep the record for the validity check."""
-        progress = self.progress()
-        fault = Fault(name, time.monotonic() - self.started, progress.end_total(self.source),
-                      progress.committed_total(self.source))
-        fault.monotonic = time.monotonic()
+    def inject(self, name: str, action: Callable[[], object], stops_all_commits: bool = False) -> Fault:
+        """Record the group's progress, inject the fault at once, and keep the record for the validity check.
+
+        `stops_all_commits` is for a fault after which the group cannot commit (kill -9 of its only worker): the
+        fault is injected without another probe, right after the moment `wait_fraction` found, and is judged by
+        the records sent at that moment against the records committed right after the fault. Sound, since
+        neither count can be on the wrong side of the fault, and it leaves the worker no probe's time to
+        commit its way through the backlog before the fault lands."""
+        moment, self._moment = self._moment, None
+        judged_after = stops_all_commits and moment is not None
+        before = moment if judged_after and moment is not None else self.progress()
+        fault_at, monotonic = time.monotonic() - self.started, time.monotonic()
         action()
+        committed = (self.progress() if judged_after else before).committed_total(self.source)
+        fault = Fault(name, fault_at, before.end_total(self.source), committed)
+        fault.monotonic = monotonic
         self.result.faults.append(fault)
         self.log(f"fault: {fault.describe()}")
         return fault

@@ -44,7 +44,7 @@ def kill_restart(env: ChaosEnv, events: int, exactly_once: bool = False, log: Lo
         _begin(run)
         for number in range(1, kills + 1):
             run.wait_fraction(number / (kills + 2))
-            fault = run.inject(f"kill -9 #{number}", run.workers["acl-1"].kill)
+            fault = run.inject(f"kill -9 #{number}", run.workers["acl-1"].kill, stops_all_commits=True)
             run.start_worker("acl-1")
             run.wait_recovered(fault)
         return _finish(run)
