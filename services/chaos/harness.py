@@ -186,14 +186,12 @@ class ChaosRun:
             time.sleep(0.25)
         return committed
 
-    def wait_fraction(self, fraction: float, timeout: float | None = None, min_backlog: int | None = None) -> int:
+    def wait_fraction(self, fraction: float, timeout: float | None = None, min_backlog: int = 1) -> int:
         """Wait until the group committed `fraction` of the planned events while at least `min_backlog` records
-        (default: a thirtieth of the events) are still in flight (sent - committed), the moment to inject a
-        fault; return the committed count.
+        are still in flight (sent - committed), the moment to inject a fault; return the committed count.
 
-        The backlog catches a burst near its start, so a fault that takes a moment to set up still lands before
-        the worker has committed its way through it; it applies while traffic is still being sent."""
-        min_backlog = max(1, self.plan.events // 30) if min_backlog is None else min_backlog
+        A larger `min_backlog` catches a burst near its start, so a fault that takes a moment to set up still
+        lands before the worker has committed its way through it; it applies while traffic is still being sent."""
         target = int(self.plan.events * fraction)
         deadline = time.monotonic() + (timeout or self.timeout)
         while True:

@@ -36,15 +36,16 @@ def _finish(run: ChaosRun) -> ChaosResult:
 def kill_restart(env: ChaosEnv, events: int, exactly_once: bool = False, log: Log | None = None,
                  kills: int = 3) -> ChaosResult:
     """kill -9 of the worker's process group mid-stream, restarted with the same state directory, `kills` times."""
-    # Traffic keeps coming in bursts for ~90 s, so every restart (about 25 s under exactly_once: the group
-    # session of the killed member, transactional producers, table restore) still has a stream to land in; a
-    # kill is injected near the start of a burst, before the worker commits its way through it.
-    plan = TrafficPlan(events, upfront=0.2, chunks=18, pause=5.0)
+    # Under exactly_once a restart takes about 25 s (the killed member's session, transactional producers, a full
+    # table restore) and commits are exact: traffic keeps coming in bursts for ~90 s so every kill still has a
+    # stream to land in, and a kill is injected near the start of a burst.
+    plan = TrafficPlan(events, upfront=0.2, chunks=18, pause=5.0) if exactly_once else TrafficPlan(events)
+    backlog = max(1, events // 30) if exactly_once else 1
     with chaos_run(env, "kill", plan, exactly_once, log) as run:
         _begin(run)
         for number in range(1, kills + 1):
-            run.wait_fraction(number / (kills + 2))
-            fault = run.inject(f"kill -9 #{number}", run.workers["acl-1"].kill, stops_all_commits=True)
+            run.wait_fraction(number / (kills + 2), min_backlog=backlog)
+            fault = run.inject(f"kill -9 #{number}", run.workers["acl-1"].kill, stops_all_commits=exactly_once)
             run.start_worker("acl-1")
             run.wait_recovered(fault)
         return _finish(run)
@@ -52,9 +53,7 @@ def kill_restart(env: ChaosEnv, events: int, exactly_once: bool = False, log: Lo
 
 def rebalance(env: ChaosEnv, events: int, exactly_once: bool = False, log: Log | None = None) -> ChaosResult:
     """Scale 1 -> 3 -> 1 workers (own state directory and web port each, one group) while traffic flows."""
-    # Bursts for ~90 s: joining three members takes about 25 s under exactly_once, and the scale-in must still
-    # find a burst in flight.
-    plan = TrafficPlan(events, upfront=0.25, chunks=18, pause=5.0)
+    plan = TrafficPlan(events, upfront=0.25, chunks=12, pause=1.5)
     with chaos_run(env, "rebalance", plan, exactly_once, log) as run:
         _begin(run)
         run.wait_fraction(0.15)
@@ -202,14 +201,15 @@ def _events_in(manifest_path: object, ranges: dict[int, tuple[int, int]]) -> int
 def sigterm(env: ChaosEnv, events: int, exactly_once: bool = False, log: Log | None = None) -> ChaosResult:
     """SIGTERM under load: the worker stops cleanly within 30 s; after the restart nothing beyond the uncommitted
     tail is processed again: duplicates <= what the worker produces in one commit interval."""
-    with chaos_run(env, "sigterm", TrafficPlan(events), exactly_once, log) as run:
+    plan = TrafficPlan(events, chunks=12, pause=3.0) if exactly_once else TrafficPlan(events)
+    with chaos_run(env, "sigterm", plan, exactly_once, log) as run:
         _begin(run)
         run.wait_fraction(0.2)
         worker = run.workers["acl-1"]
         before, started = worker.metric("rekey_produced_total", service="acl"), time.monotonic()
         run.wait_committed(run.committed() + 1, run.timeout)  # sample the rate over at least one commit
         rate = (worker.metric("rekey_produced_total", service="acl") - before) / (time.monotonic() - started)
-        run.wait_fraction(0.4)
+        run.wait_fraction(0.4, min_backlog=max(1, events // 30) if exactly_once else 1)
         stop: dict[str, float] = {}
         fault = run.inject("SIGTERM", lambda: stop.update(seconds=worker.terminate(30)))
         run.require(stop["seconds"] < 30, f"clean stop took {stop['seconds']:.1f}s")

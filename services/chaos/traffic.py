@@ -21,9 +21,9 @@ class TrafficPlan:
     orgs: int = 40
     upfront: float = 0.4
     """Share of the events sent before any worker starts (a backlog for the first fault to land in)."""
-    chunks: int = 12
+    chunks: int = 6
     """The rest is sent in this many chunks ..."""
-    pause: float = 3.0
+    pause: float = 1.0
     """... this many seconds apart."""
     malformed_rate: float = 0.002
     duplicate_rate: float = 0.01

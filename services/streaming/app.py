@@ -69,9 +69,9 @@ def build_app(app_id: str, settings: StreamSettings) -> faust.App:
         autodiscover=False,
     )
     drain_buffer_on_flush()
-    exclude_delivered_record_from_gaps()
     seek_before_fetching_after_recovery()
     if exactly_once:
+        exclude_delivered_record_from_gaps()
         use_exactly_once_transactions(app)
     _add_probe_pages(app)
     return app
