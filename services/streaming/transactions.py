@@ -38,7 +38,7 @@ class SourceScopedTransactionManager(TransactionManager):
         await super().on_partitions_revoked(revoked)
         await self.consumer.commit()
 
-    async def send(  # type: ignore[override]
+    async def send(
         self,
         topic: str,
         key: bytes | None,
@@ -114,7 +114,7 @@ def commit_barrier(app: faust.App) -> CommitBarrier:
     return _BARRIERS.get(app) or CommitBarrier(enabled=False)
 
 
-def use_exactly_once_transactions(app: faust.App) -> CommitBarrier:
+def use_exactly_once_transactions(app: faust.App) -> None:
     barrier = _BARRIERS[app] = CommitBarrier(enabled=True)
     transport: Any = app.transport
     base_consumer = transport.Consumer
@@ -128,6 +128,5 @@ def use_exactly_once_transactions(app: faust.App) -> CommitBarrier:
 
     transport.Consumer = BarrierConsumer
     transport.TransactionManager = SourceScopedTransactionManager
-    return barrier
 
 
