@@ -14,6 +14,10 @@ OUTPUT_PARTITION = Counter(
     "rekey_output_partition_records_total", "Records per output partition (skew).", ["topic", "partition"]
 )
 ORG_RECORDS = Gauge("rekey_org_records", "Records seen for the top N orgs by volume.", ["org"])
+REFETCHED = Counter(
+    "rekey_refetched_partitions_total", "Times a partition was sought back because the fetcher skipped records.",
+    ["topic"],
+)
 CONSUMER_LAG = Gauge("rekey_consumer_lag", "High watermark minus position.", ["service", "topic", "partition"])
 
 
