@@ -38,6 +38,22 @@ class SourceScopedTransactionManager(TransactionManager):
         await super().on_partitions_revoked(revoked)
         await self.consumer.commit()
 
+    async def on_rebalance(self, assigned: set[TP], revoked: set[TP], newly_assigned: set[TP]) -> None:
+        """Keep exactly one producer per transactional id of the new active assignment.
+
+        faust 0.15.3 stops producers only for the ids its `revoked` set maps to, and that set missed partitions
+        that moved to another worker (measured: scaling 1 -> 2 took 5 of a worker's 11 ids away and it stopped
+        none). The stale producer is fenced by the new owner's; when the partition comes back faust's
+        `begin_transaction` on it fails ("IN_TRANSACTION -> IN_TRANSACTION") and the first send or commit raises
+        ProducerFenced, which crashes the worker (found by `rekey chaos rebalance --exactly-once`, scaling 3 -> 1).
+        """
+        wanted = self._tps_to_transactional_ids(assigned)
+        producer: Any = self.producer  # faust's aiokafka Producer keeps its producers by transactional id
+        held = set(producer._transaction_producers)
+        await self._stop_transactions(sorted(held - wanted))
+        # Kept producers are already in the transaction begun by the commit on revocation.
+        await self._start_transactions(sorted(wanted - held))
+
     async def send(
         self,
         topic: str,
