@@ -17,7 +17,7 @@ from services.streaming.durability import drain_buffer_on_flush
 from services.streaming.gaps import exclude_delivered_record_from_gaps
 from services.streaming.local_state import open_state_directory
 from services.streaming.positions import refetch_skipped_records
-from services.streaming.recovery import seek_before_fetching_after_recovery
+from services.streaming.recovery import ask_the_broker_for_highwaters, seek_before_fetching_after_recovery
 from services.streaming.settings import StreamSettings
 from services.streaming.transactions import use_exactly_once_transactions
 
@@ -73,6 +73,7 @@ def build_app(app_id: str, settings: StreamSettings) -> faust.App:
     seek_before_fetching_after_recovery()
     if exactly_once:
         exclude_delivered_record_from_gaps()
+        ask_the_broker_for_highwaters()
         use_exactly_once_transactions(app)
     refetch_skipped_records()
     _add_probe_pages(app)

@@ -10,6 +10,13 @@ other run). This is faust 0.15.3's `on_recovery_completed` with the stream parti
 - the order faust itself uses when there are no tables (faust-streaming #217). The flow is not stopped for it:
 stopping it also drops a standby changelog record in delivery, and a standby promoted later numbers from stale
 state.
+
+Under exactly-once faust also takes a changelog partition's highwater (where its restore ends) from
+`last_stable_offset`, aiokafka's copy of the LSO *of the last fetch response*: none for a partition not fetched
+yet (faust makes it -1: a standby with persisted offsets then fails the consistency check, found by `rekey chaos
+rebalance --exactly-once`), and an old one for a partition fetched a while ago (a restore that ends there misses
+committed records). `ask_the_broker_for_highwaters` asks with ListOffsets instead, which answers the LSO to a
+read_committed consumer.
 """
 
 from __future__ import annotations
@@ -18,6 +25,8 @@ import asyncio
 from typing import Any
 
 from faust.tables.recovery import Recovery
+from faust.transport.drivers.aiokafka import AIOKafkaConsumerThread
+from faust.types import TP
 
 
 async def _on_recovery_completed_seeking_first(self: Recovery, generation_id: int = 0) -> None:
@@ -52,3 +61,11 @@ async def _on_recovery_completed_seeking_first(self: Recovery, generation_id: in
 
 def seek_before_fetching_after_recovery() -> None:
     Recovery.on_recovery_completed = _on_recovery_completed_seeking_first  # type: ignore[method-assign]
+
+
+async def _highwaters_from_list_offsets(self: AIOKafkaConsumerThread, partitions: list[TP]) -> Any:
+    return await self._ensure_consumer().end_offsets(partitions)
+
+
+def ask_the_broker_for_highwaters() -> None:
+    AIOKafkaConsumerThread._highwaters = _highwaters_from_list_offsets  # type: ignore[method-assign]

@@ -32,12 +32,6 @@ from faust.types import TP, RecordMetadata
 
 
 class SourceScopedTransactionManager(TransactionManager):
-    async def on_partitions_revoked(self, revoked: set[TP]) -> None:
-        """Commit what was processed before the partitions move: faust only flushes here, and the new owner's
-        producer then aborts the open transaction while this worker's tables keep its writes."""
-        await super().on_partitions_revoked(revoked)
-        await self.consumer.commit()
-
     async def on_rebalance(self, assigned: set[TP], revoked: set[TP], newly_assigned: set[TP]) -> None:
         """Keep exactly one producer per transactional id of the new active assignment.
 
@@ -141,6 +135,16 @@ def use_exactly_once_transactions(app: faust.App) -> None:
                 await self.app.producer.buffer.flush()
                 committed: bool = await super().force_commit(topics, start_new_transaction=start_new_transaction)
                 return committed
+
+        async def on_partitions_revoked(self, revoked: set[TP]) -> None:
+            """Commit what was processed before faust forgets it. faust's own revocation first drops the acked
+            offsets of the revoked partitions (all of them, in an eager rebalance) and only then lets the
+            transaction manager act, so a commit there commits nothing; the open transactions then carry outputs
+            whose offsets are never committed: aborted for a partition that moves, but committed later, next to
+            their re-processed copies, for one the worker keeps (measured: 216 duplicates scaling 1 -> 3 -> 1)."""
+            if not await self.commit():  # False also when it only waited for a commit already under way
+                await self.commit()
+            await super().on_partitions_revoked(revoked)
 
     transport.Consumer = BarrierConsumer
     transport.TransactionManager = SourceScopedTransactionManager
