@@ -74,11 +74,16 @@ class SourceScopedTransactionManager(TransactionManager):
 
 class CommitBarrier:
     """Events enter one at a time per agent (`processing`); a commit (`exclusive`) closes the door, waits for the
-    events inside to finish, and opens it again when the transactions are committed. Disabled (both are no-ops)
-    unless the app runs exactly-once."""
+    events inside to finish, and opens it again when the transactions are committed. A rebalance keeps the door
+    closed from the commit on revocation until the new assignment is in place, and the events agents received
+    before it are not processed: the offsets of their partitions are forgotten and re-read from the commit.
+    Disabled (everything passes) unless the app runs exactly-once."""
 
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
+        self.epoch = 0
+        """Incremented when the door opens after a rebalance; an event received in an earlier epoch is stale."""
+        self._rebalancing = False
         self._in_flight = 0
         self._idle = asyncio.Event()
         self._idle.set()
@@ -86,16 +91,20 @@ class CommitBarrier:
         self._open.set()
 
     @contextlib.asynccontextmanager
-    async def processing(self) -> AsyncIterator[None]:
+    async def processing(self, received_in_epoch: int) -> AsyncIterator[bool]:
+        """Yields whether to process the event: False for one received before the last rebalance."""
         if not self.enabled:
-            yield
+            yield True
             return
         while not self._open.is_set():
             await self._open.wait()
+        if received_in_epoch != self.epoch:
+            yield False
+            return
         self._in_flight += 1
         self._idle.clear()
         try:
-            yield
+            yield True
         finally:
             # No await between here and faust's ack of the event (it runs when the agent asks for the next
             # one), so a commit woken by this sees the event acked.
@@ -113,7 +122,17 @@ class CommitBarrier:
             await self._idle.wait()
             yield
         finally:
-            self._open.set()
+            if not self._rebalancing:
+                self._open.set()
+
+    def close_for_rebalance(self) -> None:
+        self._rebalancing = True
+        self._open.clear()
+
+    def open_after_rebalance(self) -> None:
+        self._rebalancing = False
+        self.epoch += 1
+        self._open.set()
 
 
 _BARRIERS: weakref.WeakKeyDictionary[faust.App, CommitBarrier] = weakref.WeakKeyDictionary()
@@ -142,9 +161,14 @@ def use_exactly_once_transactions(app: faust.App) -> None:
             transaction manager act, so a commit there commits nothing; the open transactions then carry outputs
             whose offsets are never committed: aborted for a partition that moves, but committed later, next to
             their re-processed copies, for one the worker keeps (measured: 216 duplicates scaling 1 -> 3 -> 1)."""
+            barrier.close_for_rebalance()
             if not await self.commit():  # False also when it only waited for a commit already under way
                 await self.commit()
             await super().on_partitions_revoked(revoked)
+
+        async def on_partitions_assigned(self, assigned: set[TP], generation_id: int = 0) -> None:
+            await super().on_partitions_assigned(assigned, generation_id)
+            barrier.open_after_rebalance()
 
     transport.Consumer = BarrierConsumer
     transport.TransactionManager = SourceScopedTransactionManager

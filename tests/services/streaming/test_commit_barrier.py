@@ -1,4 +1,4 @@
-"""A commit under exactly-once never overlaps event processing."""
+"""A commit under exactly-once never overlaps event processing, and no event is processed across a rebalance."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ async def _commit_waits_for_the_event_in_flight() -> list[str]:
     inside, release = asyncio.Event(), asyncio.Event()
 
     async def event(name: str, hold: bool) -> None:
-        async with barrier.processing():
+        async with barrier.processing(barrier.epoch):
             order.append(f"{name} start")
             if hold:
                 inside.set()
@@ -43,10 +43,48 @@ def test_commit_waits_for_the_event_in_flight_and_later_events_wait_for_the_comm
 
 async def _disabled_barrier_does_not_wait() -> list[str]:
     barrier, order = CommitBarrier(enabled=False), []
-    async with barrier.processing(), barrier.exclusive():
+    async with barrier.processing(barrier.epoch), barrier.exclusive():
         order.append("commit inside an event")
     return order
 
 
 def test_at_least_once_barrier_is_a_no_op() -> None:
     assert asyncio.run(_disabled_barrier_does_not_wait()) == ["commit inside an event"]
+
+
+async def _event_received_before_a_rebalance() -> list[str]:
+    barrier, order = CommitBarrier(enabled=True), []
+    received_in = barrier.epoch
+    barrier.close_for_rebalance()
+    async with barrier.exclusive():  # the commit on revocation
+        order.append("commit on revocation")
+
+    async def stale_event() -> None:
+        async with barrier.processing(received_in) as current:
+            order.append(f"stale event processed: {current}")
+
+    waiting = asyncio.create_task(stale_event())
+    await asyncio.sleep(0.01)
+    order.append("partitions assigned")
+    barrier.open_after_rebalance()
+    await waiting
+    async with barrier.processing(barrier.epoch) as current:
+        order.append(f"new event processed: {current}")
+    return order
+
+
+def test_the_door_stays_closed_until_the_assignment_and_earlier_events_are_not_processed() -> None:
+    assert asyncio.run(_event_received_before_a_rebalance()) == [
+        "commit on revocation", "partitions assigned", "stale event processed: False", "new event processed: True"]
+
+
+async def _disabled_barrier_processes_everything() -> bool:
+    barrier = CommitBarrier(enabled=False)
+    barrier.close_for_rebalance()
+    barrier.open_after_rebalance()
+    async with barrier.processing(received_in_epoch=0) as current:
+        return current
+
+
+def test_at_least_once_processes_events_received_before_a_rebalance() -> None:
+    assert asyncio.run(_disabled_barrier_processes_everything()) is True
