@@ -129,16 +129,16 @@ def create_app(settings: StreamSettings) -> faust.App:
     @app.agent(source_topic)
     async def translate_events(stream: faust.StreamT[bytes]) -> None:
         async for event in stream.events():
-            async with barrier.processing(barrier.epoch) as current:
+            async with barrier.processing(barrier.epoch, event.message) as current:
                 if current:
                     await translate_event(event.message)
 
     @app.agent(sequencing_topic)
     async def stamp_sequences(stream: faust.StreamT[bytes]) -> None:
-        async for value in stream:
-            async with barrier.processing(barrier.epoch) as current:
+        async for event in stream.events():
+            async with barrier.processing(barrier.epoch, event.message) as current:
                 if current:
-                    await stamp_sequence(Envelope.from_bytes(value))
+                    await stamp_sequence(Envelope.from_bytes(event.value))
 
     @app.timer(interval=5.0)
     async def export_gauges() -> None:

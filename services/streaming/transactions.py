@@ -28,7 +28,7 @@ from typing import Any
 import faust
 from faust.streams import current_event
 from faust.transport.consumer import TransactionManager
-from faust.types import TP, RecordMetadata
+from faust.types import TP, Message, RecordMetadata
 
 
 class SourceScopedTransactionManager(TransactionManager):
@@ -91,14 +91,16 @@ class CommitBarrier:
         self._open.set()
 
     @contextlib.asynccontextmanager
-    async def processing(self, received_in_epoch: int) -> AsyncIterator[bool]:
-        """Yields whether to process the event: False for one received before the last rebalance."""
+    async def processing(self, received_in_epoch: int, message: Message) -> AsyncIterator[bool]:
+        """Yields whether to process the event: False for one received before the last rebalance, whose message
+        is then marked acked so faust does not count its offset as processed (it is read again)."""
         if not self.enabled:
             yield True
             return
         while not self._open.is_set():
             await self._open.wait()
         if received_in_epoch != self.epoch:
+            message.acked = True
             yield False
             return
         self._in_flight += 1
