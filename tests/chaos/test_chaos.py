@@ -28,9 +28,12 @@ def test_worker_killed_three_times_mid_stream(chaos_env: ChaosEnv, exactly_once:
     assert_passed(result, request)
 
 
-def test_rebalance_one_to_three_to_one_workers_under_load(chaos_env: ChaosEnv, request: pytest.FixtureRequest) -> None:
-    # exactly_once is not run here: scaling crashes faust's recovery (docs/RELIABILITY.md, Findings).
-    assert_passed(rebalance(chaos_env, EVENTS, log=print), request)
+@pytest.mark.parametrize("exactly_once", [False, True], ids=["at_least_once", "exactly_once"])
+def test_rebalance_one_to_three_to_one_workers_under_load(chaos_env: ChaosEnv, exactly_once: bool,
+                                                          request: pytest.FixtureRequest) -> None:
+    result = rebalance(chaos_env, EVENTS, exactly_once, log=print)
+    assert len(result.faults) == 2
+    assert_passed(result, request)
 
 
 @pytest.mark.cluster
