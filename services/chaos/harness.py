@@ -215,17 +215,22 @@ class ChaosRun:
         return 180.0 + self.plan.events / 150
 
     # -- faults --------------------------------------------------------------------------------------
-    def inject(self, name: str, action: Callable[[], object], stops_all_commits: bool = False) -> Fault:
+    def inject(self, name: str, action: Callable[[], object], stops_all_commits: bool = False,
+               starts_at_moment: bool = False) -> Fault:
         """Record the group's progress, inject the fault at once, and keep the record for the validity check.
 
         `stops_all_commits` is for a fault after which the group cannot commit (kill -9 of its only worker): the
         fault is injected without another probe, right after the moment `wait_fraction` found, and is judged by
         the records sent at that moment against the records committed right after the fault. Sound, since
         neither count can be on the wrong side of the fault, and it leaves the worker no probe's time to
-        commit its way through the backlog before the fault lands."""
+        commit its way through the backlog before the fault lands.
+
+        `starts_at_moment` is for a fault that takes seconds to set up (starting workers that then join the group):
+        it is judged by the moment `wait_fraction` found, when its set-up began, without another probe."""
         moment, self._moment = self._moment, None
         judged_after = stops_all_commits and moment is not None
-        before = moment if judged_after and moment is not None else self.progress()
+        at_moment = (stops_all_commits or starts_at_moment) and moment is not None
+        before = moment if at_moment and moment is not None else self.progress()
         fault_at, monotonic = time.monotonic() - self.started, time.monotonic()
         action()
         committed = (self.progress() if judged_after else before).committed_total(self.source)
