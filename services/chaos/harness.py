@@ -229,8 +229,7 @@ class ChaosRun:
         it is judged by the moment `wait_fraction` found, when its set-up began, without another probe."""
         moment, self._moment = self._moment, None
         judged_after = stops_all_commits and moment is not None
-        at_moment = (stops_all_commits or starts_at_moment) and moment is not None
-        before = moment if at_moment and moment is not None else self.progress()
+        before = moment if moment is not None and (stops_all_commits or starts_at_moment) else self.progress()
         fault_at, monotonic = time.monotonic() - self.started, time.monotonic()
         action()
         committed = (self.progress() if judged_after else before).committed_total(self.source)

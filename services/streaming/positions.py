@@ -46,10 +46,10 @@ class FetchPositions:
         A record past the expected offset is refetched once; the same jump after the refetch is a real hole.
         """
         expected = self.expected.get(tp)
-        if expected is not None and offset > expected and self.refetched_from.get(tp) != expected:
-            self.refetched_from[tp] = expected
-            return expected
         if expected is not None and offset > expected:
+            if self.refetched_from.get(tp) != expected:
+                self.refetched_from[tp] = expected
+                return expected
             _log.info("offsets hold no records (refetched and the same again)", topic=tp.topic,
                       partition=tp.partition, first_offset=expected, next_offset=offset)
         self.refetched_from.pop(tp, None)
