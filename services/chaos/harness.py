@@ -26,6 +26,7 @@ from shared.catalog import Catalog
 from shared.checking import CheckReport
 
 PASSED, FAILED, INVALID = "PASSED", "FAILED", "INVALID"
+PROGRESS_EVERY = 30.0
 
 
 @dataclass
@@ -136,6 +137,7 @@ class ChaosRun:
         self.started = time.monotonic()
         self.log = log or (lambda _message: None)
         self._moment: GroupProgress | None = None
+        self._last_progress_line = time.monotonic()
 
     # -- workers -------------------------------------------------------------------------------------
     def worker_env(self, name: str) -> dict[str, str]:
@@ -164,7 +166,17 @@ class ChaosRun:
 
     # -- progress ------------------------------------------------------------------------------------
     def progress(self) -> GroupProgress:
-        return group_progress(self.env.kafka_config, self.app_id, [self.source])
+        progress = group_progress(self.env.kafka_config, self.app_id, [self.source])
+        self._show(progress)
+        return progress
+
+    def _show(self, progress: GroupProgress) -> None:
+        """A progress line every PROGRESS_EVERY seconds of waiting (a full-scale run drains for tens of minutes)."""
+        if time.monotonic() - self._last_progress_line >= PROGRESS_EVERY:
+            self._last_progress_line = time.monotonic()
+            committed, sent = progress.committed_total(self.source), progress.end_total(self.source)
+            self.log(f"progress: {committed:,}/{sent:,} source records committed/sent "
+                     f"({time.monotonic() - self.started:.0f}s)")
 
     def committed(self) -> int:
         return self.progress().committed_total(self.source)
@@ -215,25 +227,25 @@ class ChaosRun:
         return 180.0 + self.plan.events / 150
 
     # -- faults --------------------------------------------------------------------------------------
-    def inject(self, name: str, action: Callable[[], object], stops_all_commits: bool = False,
-               starts_at_moment: bool = False) -> Fault:
-        """Record the group's progress, inject the fault at once, and keep the record for the validity check.
+    def inject(self, name: str, action: Callable[[], object], stops_all_commits: bool = False) -> Fault:
+        """Inject the fault at once, right after the moment `wait_fraction` found, and keep the record for the
+        validity check.
 
-        `stops_all_commits` is for a fault after which the group cannot commit (kill -9 of its only worker): the
-        fault is injected without another probe, right after the moment `wait_fraction` found, and is judged by
-        the records sent at that moment against the records committed right after the fault. Sound, since
-        neither count can be on the wrong side of the fault, and it leaves the worker no probe's time to
-        commit its way through the backlog before the fault lands.
+        The fault is judged by that moment: records sent then against records committed then (the probe reads the
+        end offsets first, so its committed count is the later one). No second probe comes between the moment and
+        the fault: a probe takes long enough for the worker to commit its way through a backlog, and the fault
+        would land after it (INVALID at 600/600).
 
-        `starts_at_moment` is for a fault that takes seconds to set up (starting workers that then join the group):
-        it is judged by the moment `wait_fraction` found, when its set-up began, without another probe."""
+        `stops_all_commits` is for a fault after which the group cannot commit (kill -9 of its only worker): it is
+        judged more strictly, by the records sent at the moment against the records committed right after the
+        fault. Neither count can be on the wrong side of the fault."""
         moment, self._moment = self._moment, None
-        judged_after = stops_all_commits and moment is not None
-        before = moment if moment is not None and (stops_all_commits or starts_at_moment) else self.progress()
+        if moment is None:
+            raise RuntimeError(f"fault {name!r}: call wait_fraction right before inject, to find the moment")
         fault_at, monotonic = time.monotonic() - self.started, time.monotonic()
         action()
-        committed = (self.progress() if judged_after else before).committed_total(self.source)
-        fault = Fault(name, fault_at, before.end_total(self.source), committed)
+        committed = (self.progress() if stops_all_commits else moment).committed_total(self.source)
+        fault = Fault(name, fault_at, moment.end_total(self.source), committed)
         fault.monotonic = monotonic
         self.result.faults.append(fault)
         self.log(f"fault: {fault.describe()}")
@@ -253,7 +265,7 @@ class ChaosRun:
     def drain(self) -> None:
         self.traffic.join(self.timeout)
         drained = wait_drained(self.env.kafka_config, self.app_id, [s.name for s in self.env.catalog.sources]
-                               + [self.sequencing], self.timeout)
+                               + [self.sequencing], self.timeout, on_poll=self._show)
         self.result.drain_seconds = drained.seconds
         self.log(f"drained in {drained.seconds:.1f}s")
 
