@@ -17,7 +17,7 @@ from pathlib import Path
 from confluent_kafka import KafkaException
 
 from services.chaos.traffic import Traffic, TrafficPlan
-from services.check.drain import GroupProgress, group_progress, wait_drained
+from services.check.drain import GroupProgress, group_progress, poll_interval, wait_drained
 from services.check.run import run_check
 from services.embedded.kafka import KafkaCluster
 from services.embedded.workers import ServiceProcess
@@ -206,6 +206,7 @@ class ChaosRun:
         lands before the worker has committed its way through it; it applies while traffic is still being sent."""
         target = int(self.plan.events * fraction)
         deadline = time.monotonic() + (timeout or self.timeout)
+        committed = 0
         while True:
             try:
                 progress = self.progress()
@@ -220,7 +221,7 @@ class ChaosRun:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"group {self.app_id}: no moment with {target:,} <= committed and "
                                    f"{min_backlog:,} records in flight")
-            time.sleep(0.1)
+            time.sleep(poll_interval(target - committed, near=0.1))
 
     @property
     def timeout(self) -> float:
