@@ -175,8 +175,11 @@ class ChaosRun:
         if time.monotonic() - self._last_progress_line >= PROGRESS_EVERY:
             self._last_progress_line = time.monotonic()
             committed, sent = progress.committed_total(self.source), progress.end_total(self.source)
-            self.log(f"progress: {committed:,}/{sent:,} source records committed/sent "
-                     f"({time.monotonic() - self.started:.0f}s)")
+            line = f"progress: {committed:,}/{sent:,} source records committed/sent"
+            if progress.end_total(self.sequencing):  # while draining: the sequence stage's own progress
+                line += (f", {progress.committed_total(self.sequencing):,}/{progress.end_total(self.sequencing):,}"
+                         " envelopes sequenced/sent")
+            self.log(f"{line} ({time.monotonic() - self.started:.0f}s)")
 
     def committed(self) -> int:
         return self.progress().committed_total(self.source)
