@@ -42,7 +42,7 @@ class ChaosEnv:
     internal_replication: int = 1
 
     @property
-    def kafka_config(self) -> dict[str, object]:
+    def kafka_config(self) -> dict[str, str | int | float | bool]:
         return {"bootstrap.servers": self.bootstrap}
 
 

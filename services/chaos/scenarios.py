@@ -14,6 +14,8 @@ from services.chaos.harness import ChaosEnv, ChaosResult, ChaosRun, chaos_run
 from services.chaos.traffic import TrafficPlan
 from services.check.drain import group_progress
 from services.check.run import manifest_expectations
+from services.embedded.workers import ServiceProcess
+from services.settings import KafkaSettings, RegistrySettings
 
 Log = Callable[[str], None]
 
@@ -239,6 +241,46 @@ def sigterm(env: ChaosEnv, events: int, exactly_once: bool = False, log: Log | N
         return result
 
 
+
+def backfill_seam(env: ChaosEnv, events: int, exactly_once: bool = False, log: Log | None = None) -> ChaosResult:
+    """The backfill-to-live seam: Spark republishes the history (80% of the events) into every family the source
+    feeds and writes the hand-off; the live worker starts from it, is killed (kill -9) right after its first live
+    records while the rest are in flight, and is restarted. Every key must run 1..n across the seam: a history
+    event processed again by the live worker would get a second number (a violation the check reports)."""
+    plan = TrafficPlan(events, upfront=0.8, chunks=6, pause=2.0)
+    with chaos_run(env, "seam", plan, exactly_once, log) as run:
+        run.traffic.send_upfront()
+        _backfill_history(env, run)
+        worker = run.start_worker("acl-1")
+        run.traffic.start()
+        _wait_first_output(worker, run.timeout)
+        run.wait_fraction(plan.upfront, min_backlog=max(1, events // 60))
+        fault = run.inject("kill -9 right after the hand-off", worker.kill, stops_all_commits=True)
+        run.start_worker("acl-1")
+        run.wait_recovered(fault)
+        return _finish(run)
+
+
+def _backfill_history(env: ChaosEnv, run: ChaosRun) -> None:
+    from spark_backfill.jobs.backfill import BackfillRequest, run_backfill
+    from spark_backfill.session import build_session
+
+    spark = build_session("rekey-chaos-seam")  # the running session when there is one (the tests')
+    kafka, registry = KafkaSettings(bootstrap_servers=env.bootstrap), RegistrySettings(url=env.registry_url)
+    for family in env.catalog.sources[0].feeds:
+        report = run_backfill(spark, BackfillRequest([run.source], family, env.catalog_path), kafka, registry)
+        run.log(f"backfilled {family}: {report.written:,} records, {report.keys:,} keys in {report.seconds:.0f}s")
+        run.result.notes.append(f"backfilled {family}: {report.written:,} records")
+
+
+def _wait_first_output(worker: ServiceProcess, timeout: float) -> None:
+    """Until the live worker has produced its first records after the hand-off."""
+    deadline = time.monotonic() + timeout
+    while worker.metric("rekey_produced_total", service="acl") == 0:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the live worker produced nothing within {timeout:.0f}s of the hand-off")
+        time.sleep(0.1)
+
 @dataclass(frozen=True)
 class Scenario:
     run: Callable[..., ChaosResult]
@@ -254,4 +296,5 @@ SCENARIOS: dict[str, Scenario] = {
     "poison": Scenario(poison_pills, description="1% poison pills mixed into the stream"),
     "redelivery": Scenario(redelivery, description="source group offsets rewound: redelivered records"),
     "sigterm": Scenario(sigterm, description="SIGTERM under load: clean stop, bounded re-processing"),
+    "seam": Scenario(backfill_seam, description="Spark backfill, hand-off, live worker killed right after it"),
 }

@@ -12,7 +12,15 @@ from __future__ import annotations
 import pytest
 
 from services.chaos.harness import ChaosEnv
-from services.chaos.scenarios import broker_failure, kill_restart, poison_pills, rebalance, redelivery, sigterm
+from services.chaos.scenarios import (
+    backfill_seam,
+    broker_failure,
+    kill_restart,
+    poison_pills,
+    rebalance,
+    redelivery,
+    sigterm,
+)
 from tests.chaos.conftest import assert_passed
 
 pytestmark = [pytest.mark.broker, pytest.mark.registry]
@@ -60,3 +68,14 @@ def test_sigterm_under_load_stops_cleanly_and_reprocesses_at_most_the_uncommitte
     chaos_env: ChaosEnv, exactly_once: bool, request: pytest.FixtureRequest,
 ) -> None:
     assert_passed(sigterm(chaos_env, EVENTS, exactly_once, log=print), request)
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("exactly_once", [False, True], ids=["at_least_once", "exactly_once"])
+def test_backfill_then_live_worker_killed_right_after_the_handoff(
+    spark, chaos_env: ChaosEnv, exactly_once: bool, request: pytest.FixtureRequest,  # type: ignore[no-untyped-def]
+) -> None:
+    """Fault scenario 6 (`spark`: the scenario's backfill runs on the tests' session, stopped before the broker)."""
+    result = backfill_seam(chaos_env, EVENTS, exactly_once, log=print)
+    assert len(result.faults) == 1
+    assert_passed(result, request)
