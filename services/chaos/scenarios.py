@@ -241,7 +241,6 @@ def sigterm(env: ChaosEnv, events: int, exactly_once: bool = False, log: Log | N
         return result
 
 
-
 def backfill_seam(env: ChaosEnv, events: int, exactly_once: bool = False, log: Log | None = None) -> ChaosResult:
     """The backfill-to-live seam: Spark republishes the history (80% of the events) into every family the source
     feeds and writes the hand-off; the live worker starts from it, is killed (kill -9) right after its first live
@@ -280,6 +279,7 @@ def _wait_first_output(worker: ServiceProcess, timeout: float) -> None:
         if time.monotonic() > deadline:
             raise TimeoutError(f"the live worker produced nothing within {timeout:.0f}s of the hand-off")
         time.sleep(0.1)
+
 
 @dataclass(frozen=True)
 class Scenario:
