@@ -249,7 +249,7 @@ def backfill_seam(env: ChaosEnv, events: int, exactly_once: bool = False, log: L
     plan = TrafficPlan(events, upfront=0.8, chunks=6, pause=2.0)
     with chaos_run(env, "seam", plan, exactly_once, log) as run:
         run.traffic.send_upfront()
-        _backfill_history(env, run)
+        _backfill_history(run)
         worker = run.start_worker("acl-1")
         run.traffic.start()
         _wait_first_output(worker, run.timeout)
@@ -260,11 +260,12 @@ def backfill_seam(env: ChaosEnv, events: int, exactly_once: bool = False, log: L
         return _finish(run)
 
 
-def _backfill_history(env: ChaosEnv, run: ChaosRun) -> None:
+def _backfill_history(run: ChaosRun) -> None:
     from spark_backfill.jobs.backfill import BackfillRequest, run_backfill
     from spark_backfill.session import build_session
 
     spark = build_session("rekey-chaos-seam")  # the running session when there is one (the tests')
+    env = run.env
     kafka, registry = KafkaSettings(bootstrap_servers=env.bootstrap), RegistrySettings(url=env.registry_url)
     for family in env.catalog.sources[0].feeds:
         report = run_backfill(spark, BackfillRequest([run.source], family, env.catalog_path), kafka, registry)
