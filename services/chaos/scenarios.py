@@ -241,6 +241,7 @@ def sigterm(env: ChaosEnv, events: int, exactly_once: bool = False, log: Log | N
         return result
 
 
+
 def backfill_seam(env: ChaosEnv, events: int, exactly_once: bool = False, log: Log | None = None) -> ChaosResult:
     """The backfill-to-live seam: Spark republishes the history (80% of the events) into every family the source
     feeds and writes the hand-off; the live worker starts from it, is killed (kill -9) right after its first live
@@ -249,7 +250,7 @@ def backfill_seam(env: ChaosEnv, events: int, exactly_once: bool = False, log: L
     plan = TrafficPlan(events, upfront=0.8, chunks=6, pause=2.0)
     with chaos_run(env, "seam", plan, exactly_once, log) as run:
         run.traffic.send_upfront()
-        _backfill_history(run)
+        _backfill_history(env, run)
         worker = run.start_worker("acl-1")
         run.traffic.start()
         _wait_first_output(worker, run.timeout)
@@ -260,12 +261,11 @@ def backfill_seam(env: ChaosEnv, events: int, exactly_once: bool = False, log: L
         return _finish(run)
 
 
-def _backfill_history(run: ChaosRun) -> None:
+def _backfill_history(env: ChaosEnv, run: ChaosRun) -> None:
     from spark_backfill.jobs.backfill import BackfillRequest, run_backfill
     from spark_backfill.session import build_session
 
     spark = build_session("rekey-chaos-seam")  # the running session when there is one (the tests')
-    env = run.env
     kafka, registry = KafkaSettings(bootstrap_servers=env.bootstrap), RegistrySettings(url=env.registry_url)
     for family in env.catalog.sources[0].feeds:
         report = run_backfill(spark, BackfillRequest([run.source], family, env.catalog_path), kafka, registry)
@@ -280,7 +280,6 @@ def _wait_first_output(worker: ServiceProcess, timeout: float) -> None:
         if time.monotonic() > deadline:
             raise TimeoutError(f"the live worker produced nothing within {timeout:.0f}s of the hand-off")
         time.sleep(0.1)
-
 
 @dataclass(frozen=True)
 class Scenario:

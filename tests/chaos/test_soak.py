@@ -23,8 +23,6 @@ RUNS = [pytest.param(name, eo, id=f"{name}-{'eos' if eo else 'alo'}")
 
 @pytest.mark.parametrize(("scenario", "exactly_once"), RUNS)
 def test_soak(chaos_env: ChaosEnv, scenario: str, exactly_once: bool, request: pytest.FixtureRequest) -> None:
-    if scenario == "seam":
-        request.getfixturevalue("spark")  # the backfill runs on the tests' session, stopped before the broker
     assert_passed(SCENARIOS[scenario].run(chaos_env, EVENTS, exactly_once, log=print), request)
 
 
