@@ -97,24 +97,9 @@ async def _getmany_refetching_skipped(self: Consumer, timeout: float) -> AsyncIt
 
 
 async def _perform_seek_tracked(self: Consumer) -> None:
-    """faust seeks every assigned partition to its committed offset after each rebalance's recovery.
-
-    A stream partition without a committed offset is not sought at all: it is read on from wherever the fetcher
-    got to during the recovery, past the records faust dropped there, and with no offset to expect the guard
-    cannot see the hole (found by `rekey chaos seam`: a worker killed before its first commit, and the restarted
-    one began its sequencing partitions at their log end; the events came back only as re-translated copies, in
-    another order, and keys went out of order). Such partitions are sought to their earliest offset, where
-    `auto_offset_reset=earliest` says reading starts, and that offset is expected.
-    """
+    """faust seeks every assigned partition to its committed offset after each rebalance's recovery."""
     await _perform_seek(self)
-    uncommitted = [tp for tp in self.assignment()
-                   if self._read_offset.get(tp) is None and self.app.topics.acks_enabled_for(tp.topic)]
-    earliest = dict(await self.earliest_offsets(*uncommitted)) if uncommitted else {}
-    if earliest:
-        _log.info("no committed offset: reading from the earliest offset",
-                  partitions={f"{tp.topic}/{tp.partition}": offset for tp, offset in earliest.items()})
-        await self.seek_wait(earliest)
-    _positions(self).sought({**self._read_offset, **earliest})
+    _positions(self).sought(dict(self._read_offset))
 
 
 def refetch_skipped_records() -> None:
