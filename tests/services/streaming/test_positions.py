@@ -1,10 +1,11 @@
-"""Which delivered records are refetched: a record past the expected offset once, a real hole never twice."""
+"""Which records are refetched: a delivered record past the expected offset once, a real hole never twice, and
+every fetched record that was not delivered."""
 
 from __future__ import annotations
 
 from faust.types import TP
 
-from services.streaming.positions import FetchPositions
+from services.streaming.positions import FetchPositions, first_undelivered
 
 SOURCE = TP("interactions", 0)
 OTHER = TP("interactions", 1)
@@ -85,3 +86,26 @@ def test_a_record_before_the_expected_offset_does_not_move_it_back() -> None:
 
     assert positions.refetch_offset(SOURCE, 7) is None
     assert positions.expected[SOURCE] == 10
+
+
+def test_a_batch_dropped_whole_is_refetched_from_its_first_record() -> None:
+    # The restarted-worker stall: the second batch, offsets 250-521, fetched and none of it delivered.
+    assert first_undelivered({SOURCE: list(range(250, 522))}, {}) == {SOURCE: 250}
+
+
+def test_a_batch_cut_short_is_refetched_after_the_last_delivered_record() -> None:
+    assert first_undelivered({SOURCE: list(range(0, 10)), OTHER: [4, 5]}, {SOURCE: 6, OTHER: 5}) == {SOURCE: 7}
+
+
+def test_a_batch_delivered_whole_needs_no_refetch() -> None:
+    assert first_undelivered({SOURCE: [3, 4, 5]}, {SOURCE: 5}) == {}
+
+
+def test_a_rewind_expects_the_first_undelivered_record() -> None:
+    positions = FetchPositions()
+    positions.sought({SOURCE: 0})
+    _deliver(positions, SOURCE, range(0, 5))
+    positions.rewound(SOURCE, 5)
+
+    assert positions.refetch_offset(SOURCE, 5) is None
+    assert positions.refetch_offset(SOURCE, 8) == 6
