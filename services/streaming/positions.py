@@ -10,15 +10,15 @@ lost, 2 of 14 runs).
 
 `refetch_skipped_records` closes that two ways. Records faust fetched but did not deliver are seen directly: after
 each batch, every partition whose fetched records were not all delivered is sought back to the first undelivered
-one, unless the fetcher is already behind it (a seek to the committed offsets came first). That alone covers a
-batch dropped with no record after it (found by the restarted-worker ACL test: the whole second batch was
-fetched and dropped while a recovery was ending, and the worker waited for records that never came). And every
-delivered record is checked against the next offset expected on its partition (set by each seek and by each
-delivered record). When a record lands past it, the partition is sought back to the
-expected offset and the rest of the batch for it is left undelivered; the records come again from the broker.
-If the refetch jumps the same way again, the offsets really hold no deliverable record (transaction markers,
-compaction) and the record is delivered. Exactly-once does not use it: its topics are read read_committed, where
-transaction markers make such holes on every transaction.
+one, unless its fetch position is not past it (a seek to the committed offsets came first). That alone covers a
+batch dropped with no record after it (found by the restarted-worker ACL test: the whole second batch was fetched
+and dropped while a recovery was ending, and the worker waited for records that never came). And every delivered
+record is checked against the next offset expected on its partition (set by each seek and by each delivered
+record). When a record lands past it, the partition is sought back to the expected offset and the rest of the
+batch for it is left undelivered; the records come again from the broker. If the refetch jumps the same way
+again, the offsets really hold no deliverable record (transaction markers, compaction) and the record is
+delivered. Exactly-once does not use it: its topics are read read_committed, where transaction markers make such
+holes on every transaction.
 """
 
 from __future__ import annotations
