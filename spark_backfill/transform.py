@@ -3,7 +3,7 @@
 Pure DataFrame -> DataFrame functions (no I/O), testable on actual rows:
 
 - `translate_source`: `mapInArrow` calling `shared.translation.translate` and `shared.routing.route` per record
-  (the same calls the live ACL makes), and encoding each event's Avro halves (`encoding.SplitEncoder`);
+  (the same calls the live ACL makes), and encoding each event's Avro halves (`shared.avro.SplitEncoder`);
 - `sequence_events`: drop upstream duplicates by dedupe id (first in source order wins) and number each output
   key densely in source order with Spark windows, exactly `shared.sequencing.assign_sequences`;
 - `kafka_rows` / `dead_letter_rows` / `checkpoint_sequence_rows`: what the load step writes.
@@ -78,9 +78,8 @@ _WORKER_STATE: dict[str, tuple[Any, Any]] = {}
 def _worker_state(spec: TranslateSpec) -> tuple[Any, Any]:
     state = _WORKER_STATE.get(spec.cache_key)
     if state is None:
-        from shared.avro import load_schema
+        from shared.avro import SplitEncoder, load_schema
         from shared.catalog import parse_catalog
-        from spark_backfill.encoding import SplitEncoder
 
         catalog = parse_catalog(spec.catalog_text, spec.catalog_source)
         state = _WORKER_STATE[spec.cache_key] = (catalog, SplitEncoder(load_schema("interaction_event")))

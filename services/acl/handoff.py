@@ -11,7 +11,7 @@ import structlog
 from confluent_kafka import Consumer, TopicPartition
 
 from services.kafka.reading import iter_topic
-from services.streaming.settings import StreamSettings
+from services.runtime.settings import RuntimeSettings
 from shared.catalog import Catalog
 from shared.handoff import Handoff
 
@@ -31,7 +31,7 @@ class HandoffSequences:
         self.handoff = handoff
 
     @classmethod
-    def load(cls, catalog: Catalog, settings: StreamSettings, group_id: str) -> HandoffSequences:
+    def load(cls, catalog: Catalog, settings: RuntimeSettings, group_id: str) -> HandoffSequences:
         config = settings.kafka.librdkafka()
         handoff = read_checkpoint(config, catalog.checkpoint_topic)
         if handoff.source_offsets:

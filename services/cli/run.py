@@ -15,29 +15,30 @@ class Service(StrEnum):
     reconciler = "reconciler"
 
 
-def _run_faust(service: Service) -> None:
-    from faust.worker import Worker
+def _run_worker(service: Service, stage: str | None) -> None:
+    from services.observability.logs import configure_logging
+    from services.runtime.settings import RuntimeSettings
 
-    from services.streaming.app import state_directory
-    from services.streaming.local_state import mark_clean
-    from services.streaming.settings import StreamSettings
-
-    settings = StreamSettings()
+    settings = RuntimeSettings()
+    configure_logging(service.value, settings.log_level, settings.log_format)
     if service is Service.acl:
-        from services.acl.app import create_app
+        from services.acl.app import Stage, create_worker
+
+        worker = create_worker(settings, frozenset({Stage(stage)}) if stage else frozenset(Stage))
     else:
-        from services.projection.app import create_app
-    app = create_app(settings)
-    try:
-        Worker(app, loglevel=settings.log_level.lower(), quiet=True).execute_from_commandline()
-    except SystemExit as exit_:
-        if exit_.code in (0, None) and app.crash_reason is None:
-            mark_clean(state_directory(settings, app.conf.id))
-        raise
+        from services.projection.app import create_worker as create_projection
+
+        worker = create_projection(settings)
+    worker.run()
 
 
-def run(service: Annotated[Service, typer.Argument(help="Which service to run.")]) -> None:
-    """Run a service until SIGTERM/SIGINT (then it commits offsets, flushes, leaves the group and exits).
+def run(
+    service: Annotated[Service, typer.Argument(help="Which service to run.")],
+    stage: Annotated[str | None, typer.Option(
+        "--stage", help="acl only: run one stage, `translate` or `sequence` (default: both in one process).",
+    )] = None,
+) -> None:
+    """Run a service until SIGTERM/SIGINT (then it finishes its batch, checkpoints, leaves the group and exits).
 
     \b
     acl         translate source topics, re-key, stamp per-key sequences into the versioned domain topics
@@ -45,8 +46,10 @@ def run(service: Annotated[Service, typer.Argument(help="Which service to run.")
     sink        apply a domain topic to a database table with version guards and watermarks
     reconciler  audit source, domain topic and sink per org and window; emit ReconciliationRequired
     """
+    if stage is not None and (service is not Service.acl or stage not in ("translate", "sequence")):
+        raise typer.BadParameter("--stage takes `translate` or `sequence`, and only with `acl`", param_hint="--stage")
     if service in (Service.acl, Service.projection):
-        _run_faust(service)
+        _run_worker(service, stage)
     elif service is Service.sink:
         from services.sink.service import run_sink
 

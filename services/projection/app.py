@@ -1,58 +1,51 @@
-"""The projection faust app: domain interaction events -> the org-activity topic, keyed by org_id."""
+"""The projection on the batch runtime: domain interaction events -> the org-activity topic, keyed by org_id."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-import faust
+from confluent_kafka import Message
 
 from services.catalog_files import load_catalog
 from services.registry.client import SchemaRegistryClient
 from services.registry.serde import AvroSerde
-from services.streaming.app import build_app
-from services.streaming.metrics import CONSUMED, OUTPUT_PARTITION, PRODUCED, export_consumer_lag
-from services.streaming.settings import StreamSettings
+from services.runtime.processor import Outputs, TableLookup, TableSpec
+from services.runtime.settings import RuntimeSettings
+from services.runtime.worker import Worker
 from shared.avro import load_schema
-from shared.partitioning import partition_for
 from shared.projection import org_activity
 
 SERVICE = "projection"
-RAW: dict[str, Any] = {"key_type": bytes, "value_type": bytes, "key_serializer": "raw", "value_serializer": "raw"}
 
 
 def _millis(value: Any) -> int:
     return int(value.timestamp() * 1000) if isinstance(value, datetime) else int(value)
 
 
-def create_app(settings: StreamSettings) -> faust.App:
-    catalog = load_catalog(settings.catalog_path)
-    app = build_app(settings.app_id or "rekey-projection", settings)
-    registry = SchemaRegistryClient(settings.registry)
-    # The interaction events family (the catalog's default): one activity record per domain event.
-    domain_topics = catalog.family(catalog.default_family).output_topics
-    decoders = {t: AvroSerde(registry, catalog.topic(t).schema_subject, load_schema("interaction_event"))
-                for t in domain_topics}
-    target_name = catalog.org_activity_topic
-    target_spec = catalog.topic(target_name)
-    encoder = AvroSerde(registry, target_spec.schema_subject, load_schema("org_activity"))
-    target = app.topic(target_name, **RAW)
+class OrgActivityProjection:
+    tables: Sequence[TableSpec] = ()
 
-    @app.agent(app.topic(*domain_topics, **RAW))
-    async def project_org_activity(stream: faust.StreamT[bytes]) -> None:
-        async for event in stream.events():
-            message = event.message
-            CONSUMED.labels(SERVICE, message.topic).inc()
-            domain = decoders[message.topic].decode(message.value)
-            activity = org_activity(domain, message.topic, message.partition, message.offset)
+    def __init__(self, settings: RuntimeSettings) -> None:
+        catalog = load_catalog(settings.catalog_path)
+        registry = SchemaRegistryClient(settings.registry)
+        # The interaction events family (the catalog's default): one activity record per domain event.
+        self.topics = catalog.family(catalog.default_family).output_topics
+        self.decoders = {t: AvroSerde(registry, catalog.topic(t).schema_subject, load_schema("interaction_event"))
+                         for t in self.topics}
+        self.target = catalog.org_activity_topic
+        self.encoder = AvroSerde(registry, catalog.topic(self.target).schema_subject, load_schema("org_activity"))
+
+    def process(self, messages: Sequence[Message], outputs: Outputs, tables: TableLookup) -> None:
+        for message in messages:
+            topic: str = message.topic()  # type: ignore[assignment]
+            domain = self.decoders[topic].decode(message.value())  # type: ignore[arg-type]
+            activity = org_activity(domain, topic, message.partition(), message.offset())  # type: ignore[arg-type]
             activity["event_time"] = _millis(activity["event_time"])
-            partition = partition_for(activity["org_id"], target_spec.partitions)
-            await target.send(key=activity["org_id"].encode(), value=encoder.encode(activity), partition=partition)
-            PRODUCED.labels(SERVICE, target_name).inc()
-            OUTPUT_PARTITION.labels(target_name, str(partition)).inc()
+            # Keyed by org id and placed by librdkafka's murmur2_random partitioner: Java's partition for the key.
+            outputs.produce(self.target, activity["org_id"].encode(), self.encoder.encode(activity))
 
-    @app.timer(interval=5.0)
-    async def export_gauges() -> None:
-        export_consumer_lag(app, SERVICE)
 
-    return app
+def create_worker(settings: RuntimeSettings) -> Worker:
+    return Worker(settings, settings.app_id or "rekey-projection", SERVICE, [OrgActivityProjection(settings)])

@@ -2,12 +2,14 @@
 
 from shared.avro.codec import AvroCodecError, ParsedSchema, decode_body, encode_body, parse_schema, schema_text
 from shared.avro.schemas import load_schema, schema_names
+from shared.avro.split import SplitEncoder, stamp_sequence, wire_header, zigzag_varint
 from shared.avro.wire import MAGIC_BYTE, WireFormatError, frame, unframe
 
 __all__ = [
     "MAGIC_BYTE",
     "AvroCodecError",
     "ParsedSchema",
+    "SplitEncoder",
     "WireFormatError",
     "decode_body",
     "encode_body",
@@ -16,5 +18,8 @@ __all__ = [
     "parse_schema",
     "schema_names",
     "schema_text",
+    "stamp_sequence",
     "unframe",
+    "wire_header",
+    "zigzag_varint",
 ]

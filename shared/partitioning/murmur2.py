@@ -1,7 +1,7 @@
 """Kafka's `Utils.murmur2`, `Utils.toPositive` and the Java producer's key -> partition mapping.
 
-The hash itself comes from aiokafka (`aiokafka.partitioner.murmur2`, a line-by-line port of the Java client that
-returns the unsigned 32-bit value); this module only fixes its types and turns it into Java's signed `int`, so
+The hash itself comes from kafka-python (`kafka.partitioner.default.murmur2`, a line-by-line port of the Java
+client that returns the unsigned 32-bit value); this module only fixes its types and turns it into Java's signed `int`, so
 `partition_for` equals `BuiltInPartitioner.partitionForKey` in the Java client and librdkafka's
 `murmur2_random` partitioner.
 """
@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import lru_cache
 
-from aiokafka.partitioner import murmur2 as _aiokafka_murmur2
+from kafka.partitioner.default import murmur2 as _kafka_python_murmur2
 
-_unsigned_murmur2: Callable[[bytes], int] = _aiokafka_murmur2
+_unsigned_murmur2: Callable[[bytes], int] = _kafka_python_murmur2
 
 _SIGN_BIT = 0x80000000
 _UINT32 = 0x100000000

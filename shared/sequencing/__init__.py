@@ -2,6 +2,7 @@
 
 from shared.sequencing.decisions import Decision, Duplicate, Fresh, Redelivered, SeenEntry, decide
 from shared.sequencing.ordering import SourcePosition, assign_sequences, source_order
+from shared.sequencing.step import Step, sequence_step
 
 __all__ = [
     "Decision",
@@ -10,7 +11,9 @@ __all__ = [
     "Redelivered",
     "SeenEntry",
     "SourcePosition",
+    "Step",
     "assign_sequences",
     "decide",
+    "sequence_step",
     "source_order",
 ]

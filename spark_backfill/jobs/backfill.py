@@ -21,10 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 from services.catalog_files import load_catalog
 from services.settings import KafkaSettings, RegistrySettings
-from shared.avro import load_schema
+from shared.avro import load_schema, wire_header
 from shared.catalog import Catalog, SourceTopic
 from spark_backfill import checkpoint, extract, transform
-from spark_backfill.encoding import wire_header
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

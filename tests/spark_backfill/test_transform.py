@@ -142,7 +142,7 @@ def test_translate_source_matches_the_shared_translation_and_routing(spark) -> N
 
 
 def test_kafka_rows_and_checkpoint_rows(spark) -> None:
-    from spark_backfill.encoding import SplitEncoder
+    from shared.avro import SplitEncoder
 
     encoder = SplitEncoder(load_schema("interaction_event"))
     full = parse_schema(load_schema("interaction_event"))

@@ -1,0 +1,54 @@
+"""The ACL's translate stage: source records -> `shared.pipeline` -> envelopes on the sequencing topic (keyed by
+output key), dead letters, or counted skips."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from confluent_kafka import Message
+
+from services.acl.envelope import Envelope, encode_envelope
+from services.runtime.metrics import DEAD_LETTERED, SKIPPED, TopOrgs
+from services.runtime.processor import Outputs, TableLookup, TableSpec
+from shared.catalog import Catalog
+from shared.pipeline import DeadLetter, RecordPipeline, Routed
+from shared.translation import SourceRecord
+
+
+class TranslateStage:
+    tables: Sequence[TableSpec] = ()
+
+    def __init__(self, catalog: Catalog, pipeline: RecordPipeline, sequencing_topic: str, top_orgs: TopOrgs,
+                 service: str) -> None:
+        self.sources = {source.name: source for source in catalog.sources}
+        self.topics = tuple(self.sources)
+        self.pipeline = pipeline
+        self.sequencing_topic = sequencing_topic
+        self.top_orgs = top_orgs
+        self.service = service
+
+    def process(self, messages: Sequence[Message], outputs: Outputs, tables: TableLookup) -> None:
+        dead: Counter[str] = Counter()
+        skipped: Counter[str] = Counter()
+        produce, sequencing, process = outputs.produce, self.sequencing_topic, self.pipeline.process
+        for message in messages:
+            topic = message.topic()
+            source = self.sources[topic]
+            headers = message.headers()
+            record = SourceRecord(topic, message.partition(), message.offset(), message.key(), message.value(),
+                                  dict(headers) if headers else {}, message.timestamp()[1])
+            result = process(record, source.format, source.feeds)
+            if isinstance(result, Routed):
+                self.top_orgs.add(result.draft.org_id)
+                for domain in result.records:
+                    produce(sequencing, domain.route.key.encode(), encode_envelope(Envelope.of(domain)))
+            elif isinstance(result, DeadLetter):
+                produce(result.topic, result.key, result.value, None, result.headers)
+                dead[result.pill.reason_code] += 1
+            else:
+                skipped[result.reason] += 1
+        for reason, count in dead.items():
+            DEAD_LETTERED.labels(self.service, reason).inc(count)
+        for reason, count in skipped.items():
+            SKIPPED.labels(self.service, reason).inc(count)

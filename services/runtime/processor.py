@@ -1,0 +1,43 @@
+"""What a service gives the runtime: the topics it reads, the tables it keeps, and a batch function.
+
+`process` receives one consumed batch of its own topics (never a record twice within a checkpoint) and writes
+through `Outputs`; stateful processors read and write `Table`s of the record's input partition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from confluent_kafka import Message
+
+from services.runtime.state import Table
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """A changelogged table kept per partition of `input_topic`; `changelog_config` are its topic configs."""
+
+    name: str
+    input_topic: str
+    changelog: str
+    changelog_config: dict[str, str]
+
+
+class Outputs(Protocol):
+    def produce(self, topic: str, key: bytes | None, value: bytes | None, partition: int | None = None,
+                headers: list[tuple[str, bytes]] | None = None) -> None: ...
+
+
+TableLookup = Callable[[str, int], Table]
+
+
+class Processor(Protocol):
+    @property
+    def topics(self) -> Sequence[str]: ...
+
+    @property
+    def tables(self) -> Sequence[TableSpec]: ...
+
+    def process(self, messages: Sequence[Message], outputs: Outputs, tables: TableLookup) -> None: ...

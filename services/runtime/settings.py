@@ -1,0 +1,65 @@
+"""Settings of the runtime services (`REKEY_*`) and the librdkafka configuration they imply, in one place."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from services.kafka.producers import PRODUCER_DEFAULTS
+from services.settings import ServiceSettings
+
+
+class RuntimeSettings(ServiceSettings):
+    app_id: str | None = Field(default=None, description="Consumer group id; the service's own by default.")
+    worker_id: str | None = Field(
+        default=None, description="Stable id of this worker (its transactional.id suffix); persisted in the state "
+                                  "directory when unset, so a restarted worker fences its own previous incarnation.")
+    state_store: Literal["memory", "rocksdb"] = "rocksdb"
+    internal_partitions: int = Field(default=8, ge=1, description="Partitions of the sequencing topic.")
+    internal_replication_factor: int = Field(default=1, ge=1)
+    dedupe_horizon_hours: float = Field(
+        default=168.0, gt=0, description="How long a dedupe id is remembered (retention of its changelog)."
+    )
+    commit_interval_ms: int = Field(default=1000, ge=100, le=60_000, description="Checkpoint every this often.")
+    batch_size: int = Field(default=10_000, ge=1, le=1_000_000, description="Records per consume() call.")
+    poll_timeout_ms: int = Field(default=100, ge=1, le=5_000, description="Longest wait of one consume() call.")
+    transaction_timeout_ms: int = Field(
+        default=15_000, ge=1_000, description="Exactly-once: how long a dead worker's open transaction may hold "
+                                              "readers back before the broker aborts it.")
+    top_orgs: int = Field(default=20, ge=1, description="Orgs exported individually in the per-org metric.")
+    service_version: str = "0.1.0"
+
+    @property
+    def exactly_once(self) -> bool:
+        return self.processing_guarantee == "exactly_once"
+
+    def consumer_config(self, group_id: str) -> dict[str, Any]:
+        return {
+            **self.kafka.librdkafka(),
+            "group.id": group_id,
+            "enable.auto.commit": False,
+            "enable.auto.offset.store": False,
+            "auto.offset.reset": "earliest",
+            "isolation.level": "read_committed" if self.exactly_once else "read_uncommitted",
+            "session.timeout.ms": 10_000,
+            "heartbeat.interval.ms": 1_000,
+            "max.poll.interval.ms": 300_000,
+            "fetch.wait.max.ms": 50,
+            "queued.max.messages.kbytes": 65_536,
+        }
+
+    def producer_config(self, transactional_id: str | None) -> dict[str, Any]:
+        config: dict[str, Any] = {
+            **self.kafka.librdkafka(),
+            **PRODUCER_DEFAULTS,
+            "linger.ms": 5,
+            "batch.size": 1_000_000,
+            "queue.buffering.max.messages": 1_000_000,
+            "queue.buffering.max.kbytes": 1_048_576,
+            "delivery.report.only.error": True,
+        }
+        if transactional_id is not None:
+            config["transactional.id"] = transactional_id
+            config["transaction.timeout.ms"] = self.transaction_timeout_ms
+        return config

@@ -1,0 +1,45 @@
+"""The runtime's own topics (internal hops, changelogs): created before the worker joins its group."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka.admin import AdminClient, NewTopic
+
+
+@dataclass(frozen=True)
+class InternalTopic:
+    name: str
+    partitions: int
+    replication_factor: int
+    config: dict[str, str] = field(default_factory=dict)
+
+
+def ensure_topics(admin: AdminClient, topics: Iterable[InternalTopic], timeout: float = 30.0) -> None:
+    """Create the topics that do not exist yet and wait until the cluster's metadata shows every one of them.
+
+    A topic missing from the metadata at the first assignment would be left out of it until the next metadata
+    refresh, so its records would sit unread."""
+    wanted = {topic.name: topic for topic in topics}
+    if not wanted:
+        return
+    futures = admin.create_topics([NewTopic(t.name, t.partitions, t.replication_factor, config=t.config)
+                                   for t in wanted.values()])
+    for future in futures.values():
+        try:
+            future.result(timeout)
+        except KafkaException as error:
+            if error.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
+                raise
+    deadline = time.monotonic() + timeout
+    while True:
+        metadata = admin.list_topics(timeout=10).topics
+        missing = [n for n in wanted if n not in metadata or metadata[n].error is not None]
+        if not missing:
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"topics {missing} not visible in the cluster metadata after {timeout:.0f}s")
+        time.sleep(0.2)

@@ -1,0 +1,256 @@
+"""The runtime's worker: one consumer, one producer, a batch loop, checkpoints and rebalances.
+
+Each loop consumes up to `batch_size` records, hands each processor its records in one call, and checkpoints
+every `commit_interval_ms`, on revocation and on SIGTERM (see `Checkpoint`). Keyed outputs are placed by
+librdkafka's `murmur2_random` partitioner (Java parity) or the explicit partition a processor gives; success
+deliveries raise no Python callback, a failed one blocks the next commit.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+import uuid
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import structlog
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient
+
+from services.observability.http import HealthServer
+from services.runtime.checkpoint import Checkpoint, CheckpointFailed
+from services.runtime.metrics import CONSUMED, CONSUMER_LAG, OUTPUT_PARTITION, PRODUCED
+from services.runtime.processor import Processor, TableSpec
+from services.runtime.settings import RuntimeSettings
+from services.runtime.state import MemoryStore, RocksStore, Store, Table
+from services.runtime.topics import InternalTopic, ensure_topics
+
+log = structlog.get_logger()
+
+GAUGES_EVERY = 5.0
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+class Worker:
+    def __init__(self, settings: RuntimeSettings, group_id: str, service: str, processors: Sequence[Processor],
+                 internal_topics: Sequence[InternalTopic] = ()) -> None:
+        self.settings = settings
+        self.group_id = group_id
+        self.service = service
+        self.processors = list(processors)
+        self.by_topic = {topic: p for p in self.processors for topic in p.topics}
+        self.table_specs = [spec for p in self.processors for spec in p.tables]
+        self.internal_topics = list(internal_topics)
+        self.state_dir = settings.data_dir / group_id
+        self.tables: dict[tuple[str, int], Table] = {}
+        self.produced: Counter[tuple[str, int]] = Counter()
+        self.running = True
+        self.restoring = False
+        self.last_loop = time.monotonic()
+        exactly_once = settings.exactly_once
+        self.consumer = Consumer({**settings.consumer_config(group_id), "error_cb": self._kafka_error})
+        self.reader = Consumer({**settings.consumer_config(f"{group_id}-restore"), "enable.partition.eof": True})
+        transactional_id = f"{group_id}-{self._worker_id()}" if exactly_once else None
+        self.producer = Producer({**settings.producer_config(transactional_id), "error_cb": self._kafka_error,
+                                  "on_delivery": self._delivery_failed})
+        self.checkpoint = Checkpoint(self.consumer, self.producer, exactly_once, self.tables)
+
+    # -- lifecycle ---------------------------------------------------------------------------------------
+    def run(self) -> None:
+        topics = self._ensure_topics()
+        if self.settings.exactly_once:
+            self.producer.init_transactions(60)
+        self.consumer.subscribe(sorted(self.by_topic), on_assign=self._assigned, on_revoke=self._revoked,
+                                on_lost=self._lost)
+        health = HealthServer(self.settings.web_port, ready=self.ready, live=self.live).start()
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, self._stop)
+        log.info("worker started", service=self.service, group=self.group_id, topics=topics,
+                 guarantee=self.settings.processing_guarantee)
+        interval = self.settings.commit_interval_ms / 1000
+        next_checkpoint = next_gauges = time.monotonic() + interval
+        try:
+            while self.running:
+                messages = self.consumer.consume(self.settings.batch_size, self.settings.poll_timeout_ms / 1000)
+                self.last_loop = now = time.monotonic()
+                if messages:
+                    self._process(messages)
+                self.producer.poll(0)
+                if now >= next_checkpoint:
+                    self._checkpoint()
+                    next_checkpoint = time.monotonic() + interval
+                if now >= next_gauges:
+                    self._export_lag()
+                    next_gauges = now + GAUGES_EVERY
+            self._checkpoint()
+        finally:
+            self.consumer.close()  # revokes (a last checkpoint) and leaves the group at once
+            self.producer.flush(30)
+            self._close_tables(list(self.tables))
+            health.stop()
+        log.info("worker stopped", service=self.service)
+
+    def ready(self) -> bool:
+        return bool(self.consumer.assignment()) and not self.restoring
+
+    def live(self) -> bool:
+        return time.monotonic() - self.last_loop < 120
+
+    def _stop(self, signum: int, _frame: object) -> None:
+        log.info("stopping: finishing the batch and checkpointing", signal=signal.Signals(signum).name)
+        self.running = False
+
+    # -- processing --------------------------------------------------------------------------------------
+    def produce(self, topic: str, key: bytes | None, value: bytes | None, partition: int | None = None,
+                headers: list[tuple[str, bytes]] | None = None) -> None:
+        while True:
+            try:
+                if partition is None:
+                    self.producer.produce(topic, value, key, headers=headers)
+                else:
+                    self.producer.produce(topic, value, key, partition, headers=headers)
+                break
+            except BufferError:
+                self.producer.poll(0.05)  # the local queue is full: let librdkafka send
+        self.produced[(topic, -1 if partition is None else partition)] += 1
+
+    def _process(self, messages: list[Message]) -> None:
+        self.checkpoint.begin()
+        groups: dict[Processor, list[Message]] = {}
+        consumed: Counter[str] = Counter()
+        offsets = self.checkpoint.offsets
+        for message in messages:
+            error = message.error()
+            if error is not None:
+                log.warning("consumer error", topic=message.topic(), partition=message.partition(), error=str(error))
+                continue
+            topic, partition = message.topic(), message.partition()
+            groups.setdefault(self.by_topic[topic], []).append(message)
+            consumed[topic] += 1
+            offsets[(topic, partition)] = message.offset() + 1
+        for processor, batch in groups.items():
+            processor.process(batch, self, self.table)
+        for topic, count in consumed.items():
+            CONSUMED.labels(self.service, topic).inc(count)
+        for (topic, partition), count in self.produced.items():
+            PRODUCED.labels(self.service, topic).inc(count)
+            if partition >= 0:
+                OUTPUT_PARTITION.labels(topic, str(partition)).inc(count)
+        self.produced.clear()
+
+    def table(self, name: str, partition: int) -> Table:
+        return self.tables[(name, partition)]
+
+    def _checkpoint(self) -> None:
+        try:
+            self.checkpoint.commit()
+        except CheckpointFailed as failure:
+            log.error("checkpoint failed: rewinding to the committed offsets", reason=str(failure))
+            self._rewind()
+
+    def _rewind(self) -> None:
+        """Forget uncommitted work: pending state, processed offsets, and reread from the committed offsets."""
+        self.checkpoint.abandon()
+        assignment = self.consumer.assignment()
+        if not assignment:
+            return
+        for tp in self.consumer.committed(assignment, timeout=30):
+            offset = tp.offset if tp.offset >= 0 else -2  # OFFSET_BEGINNING: nothing committed yet
+            self.consumer.seek(TopicPartition(tp.topic, tp.partition, offset))
+
+    # -- rebalances --------------------------------------------------------------------------------------
+    def _assigned(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        stateful = [tp for tp in partitions if any(spec.input_topic == tp.topic for spec in self.table_specs)]
+        log.info("partitions assigned", partitions=_names(partitions))
+        if not stateful:
+            return
+        self.restoring = True
+        started = time.monotonic()
+        try:
+            committed = {(tp.topic, tp.partition): max(tp.offset, 0)
+                         for tp in consumer.committed(stateful, timeout=30)}
+            applied = 0
+            for tp in stateful:
+                for spec in self.table_specs:
+                    if spec.input_topic == tp.topic:
+                        table = Table(spec.name, spec.changelog, tp.partition, self._store(spec, tp.partition))
+                        applied += table.restore(self.reader, committed[(tp.topic, tp.partition)])
+                        self.tables[(spec.name, tp.partition)] = table
+            log.info("state restored", partitions=_names(stateful), changelog_records=applied,
+                     seconds=round(time.monotonic() - started, 2))
+        finally:
+            self.restoring = False
+
+    def _revoked(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        log.info("partitions revoked: checkpointing", partitions=_names(partitions))
+        self._checkpoint()
+        self._release(partitions)
+
+    def _lost(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        log.warning("partitions lost (this worker was fenced out of its group): dropping uncommitted work",
+                    partitions=_names(partitions))
+        self.checkpoint.abandon()
+        self._release(partitions)
+
+    def _release(self, partitions: list[TopicPartition]) -> None:
+        gone = {(tp.topic, tp.partition) for tp in partitions}
+        for key in gone:
+            self.checkpoint.offsets.pop(key, None)
+        self._close_tables([(spec.name, p) for spec in self.table_specs for t, p in gone if t == spec.input_topic])
+
+    def _close_tables(self, keys: list[tuple[str, int]]) -> None:
+        for key in keys:
+            table = self.tables.pop(key, None)
+            if table is not None:
+                table.store.close()
+
+    def _store(self, spec: TableSpec, partition: int) -> Store:
+        if self.settings.state_store == "memory":
+            return MemoryStore()
+        return RocksStore(self.state_dir / spec.name / str(partition))
+
+    # -- plumbing ----------------------------------------------------------------------------------------
+    def _ensure_topics(self) -> list[str]:
+        topics = [*self.internal_topics, *(
+            InternalTopic(spec.changelog, self.settings.internal_partitions,
+                          self.settings.internal_replication_factor, spec.changelog_config)
+            for spec in self.table_specs)]
+        ensure_topics(AdminClient(self.settings.kafka.librdkafka()), topics)
+        return sorted(self.by_topic)
+
+    def _worker_id(self) -> str:
+        if self.settings.worker_id:
+            return self.settings.worker_id
+        path: Path = self.state_dir / "worker-id"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(uuid.uuid4().hex[:12])
+        return path.read_text().strip()
+
+    def _export_lag(self) -> None:
+        assignment = self.consumer.assignment()
+        if not assignment:
+            return
+        for tp in self.consumer.position(assignment):
+            _low, high = self.consumer.get_watermark_offsets(tp, cached=True)
+            if high is None or high < 0 or tp.offset < 0:
+                continue
+            CONSUMER_LAG.labels(self.service, tp.topic, str(tp.partition)).set(max(0, high - tp.offset))
+
+    def _delivery_failed(self, error: KafkaError | None, message: Message) -> None:
+        if error is not None:
+            self.checkpoint.delivery_failed(f"{message.topic()}[{message.partition()}]: {error}")
+
+    @staticmethod
+    def _kafka_error(error: KafkaError) -> None:
+        if error.fatal():
+            log.error("fatal kafka error", error=str(error))
+            raise KafkaException(error)
+        log.warning("kafka error", error=str(error))
+
+
+def _names(partitions: list[TopicPartition]) -> list[str]:
+    return [f"{tp.topic}[{tp.partition}]" for tp in partitions]
+

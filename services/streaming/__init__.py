@@ -1,1 +1,0 @@
-"""What every faust service of rekey shares: the app factory, health/readiness pages and Prometheus metrics."""

@@ -1,0 +1,109 @@
+"""One source record through translate -> route -> the output records, for every component that writes them.
+
+The live translate stage, the Spark backfill and the benchmark all call `RecordPipeline.process`, so all place,
+key and encode every record identically:
+- a `Routed` event: the draft and one `DomainRecord` per family the source feeds (topic, key, partition, and
+  the Avro value split around the not-yet-known sequence, `shared.avro.split`);
+- a `DeadLetter`: the original key, value and headers plus the `dlq.*` context, for the dead-letter topic;
+- a `Skip`: counted by reason, nothing written.
+
+A domain record's headers are `sequence_headers(sequence, src)` once the sequencer has numbered it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from shared.avro import SplitEncoder, load_schema
+from shared.catalog import Catalog
+from shared.deadletter import dead_letter_headers
+from shared.routing import Route, route
+from shared.translation import (
+    DomainEventDraft,
+    PoisonPill,
+    PoisonReason,
+    Skip,
+    SourceFormat,
+    SourceRecord,
+    to_avro_record,
+    translate,
+)
+
+Headers = list[tuple[str, bytes]]
+
+
+@dataclass(frozen=True, slots=True)
+class DomainRecord:
+    """One family's output of an event, before sequencing: `head + varint(sequence) + tail` is its value."""
+
+    route: Route
+    head: bytes
+    tail: bytes
+    dedupe_id: str
+    src: str
+
+
+@dataclass(frozen=True, slots=True)
+class Routed:
+    draft: DomainEventDraft
+    records: tuple[DomainRecord, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DeadLetter:
+    pill: PoisonPill
+    topic: str
+    key: bytes | None
+    value: bytes | None
+    headers: Headers
+
+
+Processed = Routed | DeadLetter | Skip
+
+
+def sequence_headers(sequence: int, src: str) -> Headers:
+    """The headers of a sequenced domain record: its sequence and the source position it came from."""
+    return [("seq", str(sequence).encode()), ("src", src.encode())]
+
+
+class RecordPipeline:
+    """Translation, routing and encoding under one catalog; built once per process (schemas parsed once).
+
+    `wire_headers` maps each output topic to its Confluent wire header (magic byte and schema id), put in front
+    of every head; without it (the backfill, whose JVM load step adds it) heads are bare Avro.
+    """
+
+    def __init__(self, catalog: Catalog, service: str, service_version: str,
+                 wire_headers: Mapping[str, bytes] | None = None) -> None:
+        self.catalog = catalog
+        self.service = service
+        self.service_version = service_version
+        self.encoder = SplitEncoder(load_schema("interaction_event"))
+        self.wire_headers = dict(wire_headers or {})
+
+    def process(self, record: SourceRecord, source_format: SourceFormat | str,
+                families: tuple[str, ...]) -> Processed:
+        outcome = translate(record, source_format)
+        if isinstance(outcome, Skip):
+            return outcome
+        if isinstance(outcome, PoisonPill):
+            return self.dead_letter(record, outcome)
+        try:
+            routes = [route(self.catalog, family, outcome.org_id, outcome.interaction_id) for family in families]
+        except ValueError as error:
+            return self.dead_letter(record, PoisonPill(PoisonReason.UNROUTABLE, str(error), None))
+        head, tail = self.encoder.encode_parts(to_avro_record(outcome, 0))
+        src = outcome.source.header()
+        return Routed(outcome, tuple(
+            DomainRecord(target, self.wire_headers.get(target.topic, b"") + head, tail, outcome.dedupe_id, src)
+            for target in routes
+        ))
+
+    def dead_letter(self, record: SourceRecord, pill: PoisonPill) -> DeadLetter:
+        headers = dead_letter_headers(
+            reason=str(pill.reason_code), error=pill.message, field=pill.field, source_topic=record.topic,
+            source_partition=record.partition, source_offset=record.offset, service=self.service,
+            service_version=self.service_version, original_headers=record.headers,
+        )
+        return DeadLetter(pill, self.catalog.dlq_topic, record.key, record.value, headers)
