@@ -71,19 +71,19 @@ class TranslateSpec:
         return hashlib.sha1(self.catalog_text.encode()).hexdigest() + self.family
 
 
-# Per Python worker (spark.python.worker.reuse): the parsed catalog and encoder, built once.
-_WORKER_STATE: dict[str, tuple[Any, Any]] = {}
+# Per Python worker (spark.python.worker.reuse): the parsed catalog and record pipeline, built once.
+_WORKER_STATE: dict[str, Any] = {}
 
 
-def _worker_state(spec: TranslateSpec) -> tuple[Any, Any]:
-    state = _WORKER_STATE.get(spec.cache_key)
-    if state is None:
-        from shared.avro import SplitEncoder, load_schema
+def _pipeline(spec: TranslateSpec) -> Any:
+    pipeline = _WORKER_STATE.get(spec.cache_key)
+    if pipeline is None:
         from shared.catalog import parse_catalog
+        from shared.pipeline import RecordPipeline
 
         catalog = parse_catalog(spec.catalog_text, spec.catalog_source)
-        state = _WORKER_STATE[spec.cache_key] = (catalog, SplitEncoder(load_schema("interaction_event")))
-    return state
+        pipeline = _WORKER_STATE[spec.cache_key] = RecordPipeline(catalog, SERVICE, spec.service_version)
+    return pipeline
 
 
 def translate_batches(spec: TranslateSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
@@ -93,18 +93,11 @@ def translate_batches(spec: TranslateSpec) -> Callable[[Iterator[pa.RecordBatch]
         import pyarrow as pa
         from pyspark.sql.pandas.types import to_arrow_schema
 
-        from shared.deadletter import dead_letter_headers
-        from shared.routing import route
-        from shared.translation import (
-            DomainEventDraft,
-            PoisonPill,
-            PoisonReason,
-            SourceRecord,
-            to_avro_record,
-            translate,
-        )
+        from shared.pipeline import DeadLetter, Routed
+        from shared.translation import SourceRecord
 
-        catalog, encoder = _worker_state(spec)
+        pipeline = _pipeline(spec)
+        families = (spec.family,)
         arrow_schema = to_arrow_schema(translated_schema())
         columns = arrow_schema.names
         for batch in batches:
@@ -112,35 +105,26 @@ def translate_batches(spec: TranslateSpec) -> Callable[[Iterator[pa.RecordBatch]
             rows = zip(*(batch.column(name).to_pylist() for name in
                          ("topic", "partition", "offset", "key", "value", "timestamp_ms", "headers")), strict=True)
             for topic, partition, offset, key, value, timestamp_ms, raw_headers in rows:
-                headers = _headers(raw_headers)
                 record = SourceRecord(topic=topic, partition=partition, offset=offset, key=key, value=value,
-                                      headers=headers, timestamp_ms=timestamp_ms)
-                outcome = translate(record, spec.formats[record.topic])
+                                      headers=_headers(raw_headers), timestamp_ms=timestamp_ms)
+                result = pipeline.process(record, spec.formats[record.topic], families)
                 row: dict[str, Any] = dict.fromkeys(columns)
                 row.update(src_topic=record.topic, src_partition=record.partition, src_offset=record.offset,
                            src=f"{record.topic}/{record.partition}/{record.offset}")
-                if isinstance(outcome, DomainEventDraft):
-                    try:
-                        target = route(catalog, spec.family, outcome.org_id, outcome.interaction_id)
-                    except ValueError as error:
-                        outcome = PoisonPill(PoisonReason.UNROUTABLE, str(error), None)
-                    else:
-                        row.update(kind=EVENT, org_id=outcome.org_id, out_topic=target.topic, out_key=target.key,
-                                   out_partition=target.partition, ordering_token=outcome.ordering_token,
-                                   dedupe_id=outcome.dedupe_id, event_id=outcome.event_id,
-                                   event_time_ms=outcome.event_time_ms, src=outcome.source.header())
-                        if spec.encode:
-                            row["head"], row["tail"] = encoder.encode_parts(to_avro_record(outcome, 0))
-                if isinstance(outcome, PoisonPill):
-                    dlq = dead_letter_headers(
-                        reason=str(outcome.reason_code), error=outcome.message, field=outcome.field,
-                        source_topic=record.topic, source_partition=record.partition, source_offset=record.offset,
-                        service=SERVICE, service_version=spec.service_version, original_headers=headers,
-                    )
-                    row.update(kind=POISON, reason=str(outcome.reason_code), dlq_key=record.key,
-                               dlq_value=record.value, dlq_headers=[{"key": k, "value": v} for k, v in dlq])
-                elif not isinstance(outcome, DomainEventDraft):
-                    row.update(kind=SKIP, reason=str(outcome.reason))
+                if isinstance(result, Routed):
+                    draft, (domain,) = result.draft, result.records
+                    target = domain.route
+                    row.update(kind=EVENT, org_id=draft.org_id, out_topic=target.topic, out_key=target.key,
+                               out_partition=target.partition, ordering_token=draft.ordering_token,
+                               dedupe_id=draft.dedupe_id, event_id=draft.event_id,
+                               event_time_ms=draft.event_time_ms, src=domain.src)
+                    if spec.encode:
+                        row["head"], row["tail"] = domain.head, domain.tail
+                elif isinstance(result, DeadLetter):
+                    row.update(kind=POISON, reason=str(result.pill.reason_code), dlq_key=result.key,
+                               dlq_value=result.value, dlq_headers=[{"key": k, "value": v} for k, v in result.headers])
+                else:
+                    row.update(kind=SKIP, reason=str(result.reason))
                 for name in columns:
                     out[name].append(row[name])
             yield pa.RecordBatch.from_pydict(out, schema=arrow_schema)

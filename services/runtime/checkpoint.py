@@ -61,10 +61,19 @@ class Checkpoint:
         else:
             self._flush_and_commit(offsets)
         for table in changed:
-            _low, end = self.consumer.get_watermark_offsets(TopicPartition(table.changelog, table.partition),
-                                                            timeout=TIMEOUT)
-            table.persist(end)
+            table.persist(self._changelog_end(table))
         self.offsets.clear()
+
+    def _changelog_end(self, table: Table) -> int | None:
+        """Where the changelog partition ends now (None if the cluster cannot say: a leader moving). The local
+        store records it, so a restore reads only what follows; an older value only makes a restore reread."""
+        try:
+            return int(self.consumer.get_watermark_offsets(TopicPartition(table.changelog, table.partition),
+                                                           timeout=5)[1])
+        except KafkaException as error:
+            log.warning("changelog end unknown: the local store keeps its previous changelog offset",
+                        changelog=table.changelog, partition=table.partition, error=str(error.args[0]))
+            return None
 
     def _flush_and_commit(self, offsets: list[TopicPartition]) -> None:
         undelivered = self.producer.flush(TIMEOUT)

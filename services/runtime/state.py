@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -115,6 +115,30 @@ class RocksStore:
 _MISSING = object()
 
 
+def input_offset(value: bytes | None) -> int:
+    """The input offset a stored or changelogged value reflects (-1 for none)."""
+    return -1 if value is None else int(_decode(value)[0])
+
+
+def fold_changelog(records: Iterable[tuple[bytes, bytes | None]], committed_input: int,
+                   stored: Callable[[bytes], bytes | None], changes: dict[bytes, bytes | None]) -> int:
+    """Fold changelog records (in changelog order) into `changes` over the `stored` values; return how many
+    were applied. A record is applied only if the input it reflects is committed (`< committed_input`) and not
+    older than the value already held for its key: state equals committed input, and a fenced worker's late
+    write cannot take a key back."""
+    applied = 0
+    for key, value in records:
+        tag = input_offset(value)
+        if tag >= committed_input:
+            continue
+        held = changes[key] if key in changes else stored(key)
+        if value is not None and tag < input_offset(held):
+            continue
+        changes[key] = value
+        applied += 1
+    return applied
+
+
 class Table:
     """One changelogged key -> value table of one input partition."""
 
@@ -131,8 +155,9 @@ class Table:
             raw = self.store.get(key)
         return None if raw is None else _decode(raw)[1:]  # type: ignore[arg-type]
 
-    def put(self, key: bytes, value: list[Any], input_offset: int) -> None:
-        self.pending[key] = _encode([input_offset, *value])
+    def put(self, key: bytes, value: list[Any], offset: int) -> None:
+        """Set `key` to `value` as of processing the input record at `offset`."""
+        self.pending[key] = _encode([offset, *value])
 
     def restore(self, reader: Consumer, committed_input: int) -> int:
         """Bring the local store up to the changelog's end; return how many changelog records were applied."""
@@ -148,36 +173,23 @@ class Table:
         if start >= high:
             return 0
         reader.assign([TopicPartition(self.changelog, self.partition, start)])
-        applied, changes = 0, {}
-        held: dict[bytes, int] = {}
+        changes: dict[bytes, bytes | None] = {}
+        applied = 0
         next_progress = time.monotonic() + RESTORE_PROGRESS_EVERY
         try:
-            while True:
-                done = False
+            done = False
+            while not done:
+                records = []
                 for message in reader.consume(10_000, timeout=0.5):
                     error = message.error()
                     if error is not None:
-                        if error.code() == KafkaError._PARTITION_EOF:
-                            done = done or message.offset() >= high
-                            continue
-                        raise KafkaException(error)
-                    done = done or message.offset() >= high - 1
-                    value = message.value()
-                    tag = _decode(value)[0] if value is not None else -1
-                    key = message.key()
-                    if tag >= committed_input:
-                        continue  # reflects input not committed: it will be processed again
-                    if key not in held:
-                        current = changes.get(key, _MISSING)
-                        raw = self.store.get(key) if current is _MISSING else current
-                        held[key] = _decode(raw)[0] if raw is not None else -1  # type: ignore[arg-type]
-                    if tag < held[key] and value is not None:
+                        if error.code() != KafkaError._PARTITION_EOF:
+                            raise KafkaException(error)
+                        done = done or message.offset() >= high  # past any trailing transaction marker
                         continue
-                    changes[key] = value
-                    held[key] = tag
-                    applied += 1
-                if done:
-                    break
+                    done = done or message.offset() >= high - 1
+                    records.append((message.key(), message.value()))
+                applied += fold_changelog(records, committed_input, self.store.get, changes)
                 if time.monotonic() > next_progress:
                     next_progress = time.monotonic() + RESTORE_PROGRESS_EVERY
                     log.info("restoring state", changelog=self.changelog, partition=self.partition,
@@ -190,8 +202,9 @@ class Table:
     def checkpoint_records(self) -> Iterable[tuple[bytes, bytes | None]]:
         return self.pending.items()
 
-    def persist(self, changelog_offset: int) -> None:
-        self.store.write(self.pending, changelog_offset)
+    def persist(self, changelog_offset: int | None) -> None:
+        """Write the committed changes to the local store, with the changelog offset they reach (if known)."""
+        self.store.write(self.pending, self.store.changelog_offset() if changelog_offset is None else changelog_offset)
         self.pending = {}
 
     def discard(self) -> None:

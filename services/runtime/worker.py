@@ -12,8 +12,9 @@ import signal
 import time
 import uuid
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import structlog
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
@@ -30,6 +31,8 @@ from services.runtime.topics import InternalTopic, ensure_topics
 log = structlog.get_logger()
 
 GAUGES_EVERY = 5.0
+PATIENCE = 120.0
+T = TypeVar("T")
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
@@ -156,9 +159,25 @@ class Worker:
         assignment = self.consumer.assignment()
         if not assignment:
             return
-        for tp in self.consumer.committed(assignment, timeout=30):
+        for tp in self._committed(assignment):
             offset = tp.offset if tp.offset >= 0 else -2  # OFFSET_BEGINNING: nothing committed yet
             self.consumer.seek(TopicPartition(tp.topic, tp.partition, offset))
+
+    def _committed(self, partitions: list[TopicPartition]) -> list[TopicPartition]:
+        return self._patiently(lambda: list(self.consumer.committed(partitions, timeout=10)), "committed offsets")
+
+    @staticmethod
+    def _patiently(ask: Callable[[], T], what: str) -> T:
+        """`ask()` again while the cluster cannot answer (a leader or coordinator moving), for a while."""
+        deadline = time.monotonic() + PATIENCE
+        while True:
+            try:
+                return ask()
+            except KafkaException as error:
+                if time.monotonic() > deadline:
+                    raise
+                log.warning(f"{what} unavailable, asking again", error=str(error.args[0]))
+                time.sleep(1)
 
     # -- rebalances --------------------------------------------------------------------------------------
     def _assigned(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
@@ -169,14 +188,14 @@ class Worker:
         self.restoring = True
         started = time.monotonic()
         try:
-            committed = {(tp.topic, tp.partition): max(tp.offset, 0)
-                         for tp in consumer.committed(stateful, timeout=30)}
+            committed = {(tp.topic, tp.partition): max(tp.offset, 0) for tp in self._committed(stateful)}
             applied = 0
             for tp in stateful:
                 for spec in self.table_specs:
                     if spec.input_topic == tp.topic:
                         table = Table(spec.name, spec.changelog, tp.partition, self._store(spec, tp.partition))
-                        applied += table.restore(self.reader, committed[(tp.topic, tp.partition)])
+                        applied += self._patiently(lambda t=table, tp=tp: t.restore(
+                            self.reader, committed[(tp.topic, tp.partition)]), "changelog")
                         self.tables[(spec.name, tp.partition)] = table
             log.info("state restored", partitions=_names(stateful), changelog_records=applied,
                      seconds=round(time.monotonic() - started, 2))

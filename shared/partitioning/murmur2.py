@@ -1,8 +1,8 @@
 """Kafka's `Utils.murmur2`, `Utils.toPositive` and the Java producer's key -> partition mapping.
 
 The hash itself comes from kafka-python (`kafka.partitioner.default.murmur2`, a line-by-line port of the Java
-client that returns the unsigned 32-bit value); this module only fixes its types and turns it into Java's signed `int`, so
-`partition_for` equals `BuiltInPartitioner.partitionForKey` in the Java client and librdkafka's
+client that returns the unsigned 32-bit value); this module only fixes its types and turns it into Java's signed
+`int`, so `partition_for` equals `BuiltInPartitioner.partitionForKey` in the Java client and librdkafka's
 `murmur2_random` partitioner.
 """
 

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from shared.avro import encode_body, frame, load_schema, parse_schema
+from shared.avro import SplitEncoder, encode_body, frame, load_schema, parse_schema, zigzag_varint
 from spark_backfill.bench import SECTION, record_results
-from shared.avro import SplitEncoder, zigzag_varint
 from spark_backfill.extract import OffsetRange
 from spark_backfill.session import parse_conf, resolve_master, spark_conf
 
