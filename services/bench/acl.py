@@ -8,14 +8,17 @@ Each pipeline gets its own source topic holding the same N generated events (sam
    while the worker runs; latency = output record CreateTime - source record CreateTime, p50/p99;
 3. peak RSS = VmHWM of the worker process.
 
-Pipelines: `rekey` (`rekey run acl`, memory store, at-least-once), `passthrough` (confluent-kafka consume ->
-translate + route -> produce, the ceiling) and `faust group_by` (plain faust re-key, no sequencing).
+Pipelines: `rekey run acl` (RocksDB state) with the bench source feeding one family, then both families of the
+demo catalog, then one family under exactly-once; `passthrough` (confluent-kafka consume -> translate + route ->
+produce, the ceiling) and `faust group_by` (plain faust re-key, no sequencing; needs the `bench` extra).
+The run ends with `shared` translate + route per event in this process, then one JSON line of the figures.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import importlib.util
 import json
 import os
 import platform
@@ -28,12 +31,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+import yaml
 from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from services.catalog_files import load_catalog
 from services.demo.stack import DemoStack, demo_stack
 from services.embedded.errors import NotReady
 from services.embedded.maven import REPO_ROOT
@@ -42,7 +47,10 @@ from services.embedded.workers import ServiceProcess
 from services.generation.writer import generate_to_topic
 from services.kafka.producers import make_producer
 from services.settings import KafkaSettings
+from shared.catalog import Catalog
 from shared.generation import GenerationConfig, generate
+from shared.routing import route
+from shared.translation import DomainEventDraft, SourceRecord, translate
 
 BENCH_DIR = REPO_ROOT / "var" / "bench-acl"
 CATALOG = REPO_ROOT / "catalog" / "topics.yaml"
@@ -57,6 +65,7 @@ ORGS = 40
 
 @dataclass
 class Result:
+    id: str
     name: str
     events: int
     seconds: float
@@ -139,6 +148,7 @@ class _Pipeline:
     source: str
     outputs: list[str]
     worker: Callable[[], _Worker]
+    families: int
 
 
 class Bench:
@@ -152,7 +162,6 @@ class Bench:
         self.paced_fraction = paced_fraction
         self.kafka = KafkaSettings(bootstrap_servers=stack.bootstrap)
         self.admin = AdminClient(stack.kafka_config)
-        self.feeds = next(s for s in stack.catalog.sources if s.name == SOURCE).feeds
         self.hot = tuple(dict.fromkeys(org for family in stack.catalog.families.values()
                                        for org in (*family.high_volume_orgs, *family.dedicated)))
         self.consumer = Consumer({**self.kafka.librdkafka(), "group.id": "rekey-bench-reader",
@@ -309,10 +318,10 @@ class Bench:
         try:
             base = self.end_offsets(pipeline.outputs)
             first: list[float] = []
-            ends = self.wait_outputs(worker, pipeline.outputs, base, events * len(self.feeds),
+            ends = self.wait_outputs(worker, pipeline.outputs, base, events * pipeline.families,
                                      "backlog re-keyed", first)
             seconds = self.last_create_time(ends) - first[0]
-            result = Result(pipeline.name, events, seconds, sum(ends.values()) - sum(base.values()))
+            result = Result(pipeline.id, pipeline.name, events, seconds, sum(ends.values()) - sum(base.values()))
             self.console.print(f"[green]✓[/] {pipeline.name}: {events:,} events in {seconds:.2f}s = "
                                f"{result.events_per_second:,.0f} events/s (load {os.getloadavg()[0]:.2f})")
             rate = paced_rate if paced_rate is not None else result.events_per_second * self.paced_fraction
@@ -320,7 +329,7 @@ class Bench:
             source_before = self.end_offsets([pipeline.source])
             self.paced(pipeline.source, paced_events, rate)
             source_after = self.end_offsets([pipeline.source])
-            final = self.wait_outputs(worker, pipeline.outputs, ends, paced_events * len(self.feeds),
+            final = self.wait_outputs(worker, pipeline.outputs, ends, paced_events * pipeline.families,
                                       "paced events re-keyed")
             result.paced_events, result.paced_rate = paced_events, rate
             result.peak_rss_mb = worker.peak_rss_mb()
@@ -342,42 +351,94 @@ class Bench:
         return result
 
 
+def one_family_catalog(catalog_path: Path, workdir: Path) -> tuple[Path, str]:
+    """A copy of the catalog whose bench source feeds only its first family; returns (path, that family)."""
+    document = yaml.safe_load(catalog_path.read_text())
+    source = next(s for s in document["sources"] if s["name"] == SOURCE)
+    source["feeds"] = source["feeds"][:1]
+    path = workdir / "catalog-one-family.yaml"
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    return path, source["feeds"][0]
+
+
 def _pipelines(stack: DemoStack, workdir: Path) -> list[_Pipeline]:
     domain = [topic for family in stack.catalog.families.values() for topic in family.output_topics]
-    common = {**stack.service_env(), "REKEY_STATE_STORE": "memory", "REKEY_PROCESSING_GUARANTEE": "at_least_once"}
+    one_family_path, first_family = one_family_catalog(stack.catalog_path, workdir)
+    first_outputs = stack.catalog.family(first_family).output_topics
+    common = {**stack.service_env(), "REKEY_STATE_STORE": "rocksdb", "REKEY_PROCESSING_GUARANTEE": "at_least_once"}
+    one_family = {**common, "REKEY_CATALOG_PATH": str(one_family_path)}
     python = sys.executable
     stamp = workdir / "passthrough.first-consume"
-    return [
-        _Pipeline("rekey", "rekey ACL", SOURCE, domain, lambda: _Worker(
-            "rekey-acl", {**common, "REKEY_APP_ID": "rekey-acl-bench"}, workdir, None)),
-        _Pipeline("passthrough", "(a) passthrough", "bench.passthrough.source", ["bench.passthrough.out"],
+
+    def rekey(name: str, env: dict[str, str]) -> Callable[[], _Worker]:
+        return lambda: _Worker(name, {**env, "REKEY_APP_ID": f"rekey-bench-{name}",
+                                      "REKEY_DATA_DIR": str(workdir / "state" / name)}, workdir, None)
+
+    pipelines = [
+        _Pipeline("rekey_1_family", "rekey ACL, 1 family", SOURCE, first_outputs, rekey("one-family", one_family), 1),
+        _Pipeline("rekey_2_families", "rekey ACL, 2 families", SOURCE, domain, rekey("two-families", common), 2),
+        _Pipeline("rekey_exactly_once", "rekey ACL, 1 family, exactly-once", SOURCE, first_outputs,
+                  rekey("exactly-once", {**one_family, "REKEY_PROCESSING_GUARANTEE": "exactly_once"}), 1),
+        _Pipeline("passthrough", "(a) passthrough, 2 families", "bench.passthrough.source", ["bench.passthrough.out"],
                   lambda: _Worker(
             "passthrough", common, workdir,
             [python, "-m", "services.bench.passthrough", "bench.passthrough.source", "bench.passthrough.out",
-             "rekey-bench-passthrough", str(stamp)], http=False, stamp=stamp)),
-        _Pipeline("faust", "(b) faust group_by", "bench.faust.source", ["bench.faust.out"], lambda: _Worker(
-            "faust-group-by", {**common, "REKEY_APP_ID": "rekey-bench-faust-group-by",
-                               "REKEY_BENCH_SOURCE": "bench.faust.source", "REKEY_BENCH_OUTPUT": "bench.faust.out"},
-            workdir, [python, "-m", "services.bench.faust_group_by"])),
+             "rekey-bench-passthrough", str(stamp)], http=False, stamp=stamp), 2),
     ]
+    if importlib.util.find_spec("faust") is None:
+        Console().print("faust group_by baseline skipped: faust is not installed (pip install -e '.[bench]')")
+    else:
+        pipelines.append(_Pipeline(
+            "faust_group_by", "(b) faust group_by, 2 families", "bench.faust.source", ["bench.faust.out"],
+            lambda: _Worker("faust-group-by", {**common, "REKEY_APP_ID": "rekey-bench-faust-group-by",
+                                               "REKEY_STATE_STORE": "memory",
+                                               "REKEY_BENCH_SOURCE": "bench.faust.source",
+                                               "REKEY_BENCH_OUTPUT": "bench.faust.out"},
+                            workdir, [python, "-m", "services.bench.faust_group_by"]), 2))
+    return pipelines
+
+
+def translate_route_micro_us(catalog: Catalog, events: int = 20_000) -> float:
+    """`shared` translate + route per event (one family), in microseconds, in this process."""
+    source = next(s for s in catalog.sources if s.name == SOURCE)
+    config = GenerationConfig(events=events, orgs=ORGS, seed=3)
+    records = [SourceRecord(SOURCE, 0, r.index, r.key, r.value) for r in generate(config)]
+    family = source.feeds[0]
+    started = time.perf_counter()
+    for record in records:
+        outcome = translate(record, source.format)
+        if isinstance(outcome, DomainEventDraft):
+            route(catalog, family, outcome.org_id, outcome.interaction_id)
+    return (time.perf_counter() - started) / len(records) * 1e6
 
 
 def render(results: list[Result]) -> Table:
-    ceiling = next((r.events_per_second for r in results if r.name.startswith("(a)")), float("nan"))
-    faust = next((r.events_per_second for r in results if r.name.startswith("(b)")), float("nan"))
+    ceiling = next((r.events_per_second for r in results if r.id == "passthrough"), float("nan"))
+    faust = next((r.events_per_second for r in results if r.id == "faust_group_by"), float("nan"))
     table = Table(title="rekey bench acl: one worker per pipeline")
-    for column in ("pipeline", "events", "events/s", "x ceiling", "x faust group_by", "paced rate",
-                   "latency p50", "latency p99", "peak RSS", "load 1m (start/end)"):
+    for column in ("pipeline", "events/s", "x ceiling", "x faust", "paced rate", "p50", "p99", "peak RSS",
+                   "load 1m"):
         table.add_column(column, justify="left" if column == "pipeline" else "right")
     for r in results:
         p50, p99 = r.percentile(0.5), r.percentile(0.99)
         table.add_row(
-            r.name, f"{r.events:,}", f"{r.events_per_second:,.0f}", f"{r.events_per_second / ceiling:.2f}",
+            r.name, f"{r.events_per_second:,.0f}", f"{r.events_per_second / ceiling:.2f}",
             f"{r.events_per_second / faust:.2f}", f"{r.paced_rate:,.0f}/s",
             "-" if p50 is None else f"{p50:,.0f} ms", "-" if p99 is None else f"{p99:,.0f} ms",
-            f"{r.peak_rss_mb:,.0f} MB", f"{r.load[0]:.2f} / {r.load[1]:.2f}",
+            f"{r.peak_rss_mb:,.0f} MB", f"{r.load[0]:.2f}/{r.load[1]:.2f}",
         )
     return table
+
+
+def figures(results: list[Result], translate_route_us: float) -> dict[str, float | None]:
+    """The run's headline figures, printed as the last line (one JSON object)."""
+    rates = {r.id: round(r.events_per_second) for r in results}
+    main = next((r for r in results if r.id == "rekey_1_family"), None)
+    p99 = None if main is None else main.percentile(0.99)
+    return {**rates, "p99_ms": p99, "exactly_once_p99_ms": next(
+        (r.percentile(0.99) for r in results if r.id == "rekey_exactly_once"), None),
+        "rss_mb": None if main is None else round(main.peak_rss_mb),
+        "translate_route_us": round(translate_route_us, 2)}
 
 
 def markdown(table: Table) -> str:
@@ -421,7 +482,8 @@ def record(table: Table, command: str, events: int, paced_seconds: float, load: 
 def run_bench(events: int, paced_seconds: float, paced_fraction: float, workdir: Path = BENCH_DIR,
               write_doc: bool = True, command: str = "rekey bench acl", only: tuple[str, ...] = (),
               profile_seconds: float = 0.0) -> list[Result]:
-    console = Console()
+    # In a log file a table must not wrap at the 80 columns rich assumes without a terminal.
+    console = Console() if sys.stdout.isatty() else Console(width=160)
     load = os.getloadavg()
     console.print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     with demo_stack(workdir, CATALOG, console) as stack:
@@ -438,12 +500,10 @@ def run_bench(events: int, paced_seconds: float, paced_fraction: float, workdir:
         bench.consumer.close()
     table = render(results)
     console.print(table)
-    rates = {r.name.split()[0]: r.events_per_second for r in results}
-    if "rekey" in rates and "(b)" in rates:
-        console.print(f"rekey / faust group_by = {rates['rekey'] / rates['(b)']:.2f}x (target >= 2x)")
-    if "rekey" in rates:
-        console.print(f"rekey {rates['rekey']:,.0f} events/s per worker (target >= 30,000)")
+    translate_route_us = translate_route_micro_us(load_catalog(CATALOG))
+    console.print(f"shared translate + route: {translate_route_us:.2f} us per event (target <= 10)")
     if write_doc and not only and not profile_seconds:
         record(table, command, events, paced_seconds, load)
         console.print(f"[green]✓[/] recorded in {DOC.relative_to(REPO_ROOT)}")
+    print(json.dumps(figures(results, translate_route_us)))
     return results

@@ -21,13 +21,14 @@ def acl(
     record: Annotated[bool, typer.Option("--record/--no-record", help="Write the table to docs/BENCHMARKS.md.")] = True,
     workdir: Annotated[Path | None, typer.Option("--workdir", help="Scratch directory (wiped).")] = None,
     only: Annotated[
-        str, typer.Option("--only", help="Comma-separated subset: rekey,passthrough,faust (not recorded).")
+        str, typer.Option("--only", help="Comma-separated subset of rekey_1_family, rekey_2_families, "
+                                         "rekey_exactly_once, passthrough, faust_group_by (not recorded).")
     ] = "",
     profile: Annotated[
         float, typer.Option("--profile", help="py-spy the workers for this many seconds (not recorded).")
     ] = 0.0,
 ) -> None:
-    """Live ACL throughput and latency vs a confluent-kafka passthrough (ceiling) and a plain faust group_by.
+    """Live ACL throughput, latency and memory vs a confluent-kafka passthrough (ceiling) and a faust group_by.
 
     \b
     Each pipeline runs alone, one worker process, on its own source topic pre-filled with the same events:
