@@ -84,6 +84,29 @@ def rebalance(env: ChaosEnv, events: int, exactly_once: bool = False, log: Log |
         return _finish(run)
 
 
+SESSION_TIMEOUT = 10.0
+"""`REKEY_SESSION_TIMEOUT_MS` of the runtime services, in seconds."""
+
+
+def pause(env: ChaosEnv, events: int, exactly_once: bool = False, log: Log | None = None) -> ChaosResult:
+    """Two workers; SIGSTOP one for twice the session timeout while the other takes over its partitions, then
+    SIGCONT it: whatever it had in hand must not reach the outputs as anything but an identical re-emission
+    (exactly-once: nothing at all), and its late commits must be refused."""
+    plan = TrafficPlan(events, upfront=0.2, chunks=12, pause=3.0)
+    with chaos_run(env, "pause", plan, exactly_once, log) as run:
+        _begin(run, workers=2)
+        run.wait_fraction(0.2, min_backlog=max(1, events // 30))
+        paused = run.workers["acl-1"]
+        fault = run.inject(f"SIGSTOP acl-1 for {2 * SESSION_TIMEOUT:.0f}s", paused.pause)
+        run.wait_recovered(fault)  # acl-2 owns every partition and commits past the moment of the pause
+        resume_at = fault.monotonic + 2 * SESSION_TIMEOUT
+        time.sleep(max(0.0, resume_at - time.monotonic()))  # the length of the fault, not a synchronisation
+        paused.resume()
+        run.wait_fraction(0.7)
+        run.require(paused.process is not None and paused.process.poll() is None, "the resumed worker exited")
+        return _finish(run)
+
+
 def _leader(env: ChaosEnv, topic: str, partition: int) -> int:
     metadata = AdminClient(env.kafka_config).list_topics(topic, timeout=15).topics[topic]
     return int(metadata.partitions[partition].leader)
@@ -302,5 +325,6 @@ SCENARIOS: dict[str, Scenario] = {
     "poison": Scenario(poison_pills, description="1% poison pills mixed into the stream"),
     "redelivery": Scenario(redelivery, description="source group offsets rewound: redelivered records"),
     "sigterm": Scenario(sigterm, description="SIGTERM under load: clean stop, bounded re-processing"),
+    "pause": Scenario(pause, description="SIGSTOP a worker past its session timeout, then SIGCONT: fenced"),
     "seam": Scenario(backfill_seam, description="Spark backfill, hand-off, live worker killed right after it"),
 }

@@ -14,7 +14,8 @@ _console = Console()
 
 
 def chaos(
-    scenario: Annotated[str, typer.Argument(help="kill | rebalance | broker | poison | redelivery | sigterm | seam")],
+    scenario: Annotated[str, typer.Argument(
+        help="kill | rebalance | broker | poison | redelivery | sigterm | pause | seam")],
     events: Annotated[int, typer.Option(help="Source events to send.")] = 20_000,
     exactly_once: Annotated[bool, typer.Option("--exactly-once", help="Run the ACL with exactly_once.")] = False,
     workdir: Annotated[Path, typer.Option(help="Scratch directory for the stack (wiped first).")] = Path(

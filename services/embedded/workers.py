@@ -81,6 +81,15 @@ class ServiceProcess:
         os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait(10)
 
+    def pause(self) -> None:
+        """SIGSTOP the process group: the process neither runs nor heartbeats until `resume`."""
+        assert self.process is not None
+        os.killpg(self.process.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        assert self.process is not None
+        os.killpg(self.process.pid, signal.SIGCONT)
+
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
             try:

@@ -27,6 +27,9 @@ class RuntimeSettings(ServiceSettings):
     transaction_timeout_ms: int = Field(
         default=15_000, ge=1_000, description="Exactly-once: how long a dead worker's open transaction may hold "
                                               "readers back before the broker aborts it.")
+    session_timeout_ms: int = Field(
+        default=10_000, ge=3_000, description="Consumer group session timeout; a worker stalled longer drops its "
+                                              "batch rather than write it (another worker may own it by then).")
     top_orgs: int = Field(default=20, ge=1, description="Orgs exported individually in the per-org metric.")
     service_version: str = "0.1.0"
 
@@ -42,7 +45,7 @@ class RuntimeSettings(ServiceSettings):
             "enable.auto.offset.store": False,
             "auto.offset.reset": "earliest",
             "isolation.level": "read_committed" if self.exactly_once else "read_uncommitted",
-            "session.timeout.ms": 10_000,
+            "session.timeout.ms": self.session_timeout_ms,
             "heartbeat.interval.ms": 1_000,
             "max.poll.interval.ms": 300_000,
             "fetch.wait.max.ms": 50,

@@ -33,12 +33,15 @@ log = structlog.get_logger()
 GAUGES_EVERY = 5.0
 PATIENCE = 120.0
 T = TypeVar("T")
+Output = tuple[str, bytes | None, bytes | None, int, list[tuple[str, bytes]] | None]
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
 class Worker:
     def __init__(self, settings: RuntimeSettings, group_id: str, service: str, processors: Sequence[Processor],
-                 internal_topics: Sequence[InternalTopic] = ()) -> None:
+                 internal_topics: Sequence[InternalTopic] = (), unmetered: frozenset[str] = frozenset()) -> None:
+        """`unmetered`: output topics left out of `rekey_produced_total` besides the internal ones (e.g. the DLQ,
+        which its own metric counts): that metric counts the service's results."""
         self.settings = settings
         self.group_id = group_id
         self.service = service
@@ -46,9 +49,11 @@ class Worker:
         self.by_topic = {topic: p for p in self.processors for topic in p.topics}
         self.table_specs = [spec for p in self.processors for spec in p.tables]
         self.internal_topics = list(internal_topics)
+        self.unmetered = unmetered | {topic.name for topic in internal_topics}
         self.state_dir = settings.data_dir / group_id
         self.tables: dict[tuple[str, int], Table] = {}
-        self.produced: Counter[tuple[str, int]] = Counter()
+        self.staged: list[Output] = []
+        self.stall_limit = (settings.session_timeout_ms - 1_000) / 1000
         self.running = True
         self.restoring = False
         self.last_loop = time.monotonic()
@@ -76,10 +81,11 @@ class Worker:
         next_checkpoint = next_gauges = time.monotonic() + interval
         try:
             while self.running:
+                fetching = time.monotonic()
                 messages = self.consumer.consume(self.settings.batch_size, self.settings.poll_timeout_ms / 1000)
-                self.last_loop = now = time.monotonic()
                 if messages:
-                    self._process(messages)
+                    self._process(messages, fetching)
+                self.last_loop = now = time.monotonic()
                 self.producer.poll(0)
                 if now >= next_checkpoint:
                     self._checkpoint()
@@ -108,40 +114,58 @@ class Worker:
     # -- processing --------------------------------------------------------------------------------------
     def produce(self, topic: str, key: bytes | None, value: bytes | None, partition: int | None = None,
                 headers: list[tuple[str, bytes]] | None = None) -> None:
-        while True:
-            try:
-                if partition is None:
-                    self.producer.produce(topic, value, key, headers=headers)
-                else:
-                    self.producer.produce(topic, value, key, partition, headers=headers)
-                break
-            except BufferError:
-                self.producer.poll(0.05)  # the local queue is full: let librdkafka send
-        self.produced[(topic, -1 if partition is None else partition)] += 1
+        """Stage an output of the batch being processed; `_process` hands the batch's outputs to librdkafka."""
+        self.staged.append((topic, value, key, -1 if partition is None else partition, headers))
 
-    def _process(self, messages: list[Message]) -> None:
+    def _process(self, messages: list[Message], fetching: float) -> None:
         self.checkpoint.begin()
+        self.staged = []
         groups: dict[Processor, list[Message]] = {}
-        consumed: Counter[str] = Counter()
-        offsets = self.checkpoint.offsets
         for message in messages:
             error = message.error()
             if error is not None:
                 log.warning("consumer error", topic=message.topic(), partition=message.partition(), error=str(error))
                 continue
-            topic, partition = message.topic(), message.partition()
-            groups.setdefault(self.by_topic[topic], []).append(message)
-            consumed[topic] += 1
-            offsets[(topic, partition)] = message.offset() + 1
+            groups.setdefault(self.by_topic[message.topic()], []).append(message)
         for processor, batch in groups.items():
             processor.process(batch, self, self.table)
+        stalled = time.monotonic() - fetching
+        if stalled > self.stall_limit:
+            # Paused (SIGSTOP, a frozen VM) past the session timeout: the group may have given these partitions
+            # to another worker, which numbers the same keys from the committed state. Writing this batch could
+            # give one sequence to two events; dropping it and rewinding cannot.
+            log.warning("worker stalled past the session timeout: dropping the batch, rewinding",
+                        stalled_seconds=round(stalled, 1))
+            self.staged = []
+            self._rewind()
+            return
+        consumed: Counter[str] = Counter()
+        offsets = self.checkpoint.offsets
+        for message in messages:
+            if message.error() is None:
+                topic = message.topic()
+                consumed[topic] += 1
+                offsets[(topic, message.partition())] = message.offset() + 1
+        self._send(self.staged)
         for topic, count in consumed.items():
             CONSUMED.labels(self.service, topic).inc(count)
-        for (topic, partition), count in self.produced.items():
+
+    def _send(self, outputs: list[Output]) -> None:
+        produce, produced = self.producer.produce, Counter[tuple[str, int]]()
+        for topic, value, key, partition, headers in outputs:
+            while True:
+                try:
+                    produce(topic, value, key, partition, headers=headers)
+                    break
+                except BufferError:
+                    self.producer.poll(0.05)  # the local queue is full: let librdkafka send
+            produced[(topic, partition)] += 1
+        for (topic, partition), count in produced.items():
+            if topic in self.unmetered:
+                continue
             PRODUCED.labels(self.service, topic).inc(count)
             if partition >= 0:
                 OUTPUT_PARTITION.labels(topic, str(partition)).inc(count)
-        self.produced.clear()
 
     def table(self, name: str, partition: int) -> Table:
         return self.tables[(name, partition)]
@@ -161,7 +185,11 @@ class Worker:
             return
         for tp in self._committed(assignment):
             offset = tp.offset if tp.offset >= 0 else -2  # OFFSET_BEGINNING: nothing committed yet
-            self.consumer.seek(TopicPartition(tp.topic, tp.partition, offset))
+            try:
+                self.consumer.seek(TopicPartition(tp.topic, tp.partition, offset))
+            except KafkaException as error:  # no longer ours: the coming rebalance settles where it starts
+                log.warning("cannot rewind a partition", partition=f"{tp.topic}[{tp.partition}]",
+                            error=str(error.args[0]))
 
     def _committed(self, partitions: list[TopicPartition]) -> list[TopicPartition]:
         return self._patiently(lambda: list(self.consumer.committed(partitions, timeout=10)), "committed offsets")

@@ -16,6 +16,7 @@ from services.chaos.scenarios import (
     backfill_seam,
     broker_failure,
     kill_restart,
+    pause,
     poison_pills,
     rebalance,
     redelivery,
@@ -34,6 +35,14 @@ def test_worker_killed_three_times_mid_stream(chaos_env: ChaosEnv, exactly_once:
                                               request: pytest.FixtureRequest) -> None:
     result = kill_restart(chaos_env, EVENTS, exactly_once, log=print, kills=3)
     assert len(result.faults) == 3
+    assert_passed(result, request)
+
+
+@pytest.mark.parametrize("exactly_once", [False, True], ids=["at_least_once", "exactly_once"])
+def test_worker_paused_past_its_session_is_fenced(chaos_env: ChaosEnv, exactly_once: bool,
+                                                   request: pytest.FixtureRequest) -> None:
+    result = pause(chaos_env, EVENTS, exactly_once, log=print)
+    assert len(result.faults) == 1
     assert_passed(result, request)
 
 

@@ -14,7 +14,7 @@ from tests.chaos.conftest import assert_passed
 pytestmark = [pytest.mark.soak, pytest.mark.broker, pytest.mark.registry]
 
 EVENTS = int(os.environ.get("REKEY_SOAK_EVENTS", "1000000"))
-EXACTLY_ONCE_SCENARIOS = ("kill", "rebalance", "sigterm", "seam")
+EXACTLY_ONCE_SCENARIOS = ("kill", "rebalance", "sigterm", "pause", "seam")
 """The default suite's exactly_once scenarios."""
 RUNS = [pytest.param(name, eo, id=f"{name}-{'eos' if eo else 'alo'}")
         for name in SCENARIOS if not SCENARIOS[name].cluster for eo in (False, True)
