@@ -125,20 +125,25 @@ def single_process_backfill(kafka: KafkaSettings, registry: RegistrySettings, ca
     from services.kafka.producers import make_producer
     from services.registry.client import SchemaRegistryClient
     from services.registry.serde import AvroSerde
-    from shared.avro import load_schema
+    from shared.avro import load_schema, stamp_sequence, wire_header
     from shared.handoff import sequence_key
-    from shared.routing import route
+    from shared.pipeline import DomainRecord, RecordPipeline, Routed, sequence_headers
     from shared.sequencing import assign_sequences, source_order
-    from shared.translation import DomainEventDraft, SourceRecord, to_avro_record, translate
+    from shared.translation import SourceRecord
     from spark_backfill.extract import snapshot
 
+    schema = load_schema("interaction_event")
+    with SchemaRegistryClient(registry) as client:
+        wire = {t: wire_header(AvroSerde(client, catalog.topic(t).schema_subject, schema).schema_id)
+                for t in catalog.family(family).output_topics}
+    pipeline = RecordPipeline(catalog, "bench", "0", wire)
     config = kafka.librdkafka()
     offsets = snapshot(config, source)
     consumer = Consumer({**config, "group.id": f"rekey-bench-{uuid.uuid4()}", "enable.auto.commit": False,
                          "fetch.max.bytes": 52428800, "queued.max.messages.kbytes": 262144})
     consumer.assign([TopicPartition(source, p, o) for p, o in offsets.start.items() if offsets.end[p] > o])
     remaining = {p for p, end in offsets.end.items() if end > offsets.start[p]}
-    keyed: list[tuple[str, Any, str, tuple[DomainEventDraft, Any]]] = []
+    keyed: list[tuple[str, Any, str, DomainRecord]] = []
     try:
         while remaining:
             for message in consumer.consume(10_000, timeout=1.0):
@@ -149,35 +154,31 @@ def single_process_backfill(kafka: KafkaSettings, registry: RegistrySettings, ca
                     remaining.discard(partition)
                     continue
                 headers = {str(k): bytes(v or b"") for k, v in (message.headers() or [])}  # type: ignore[str-unpack,arg-type]
-                outcome = translate(SourceRecord(source, partition, offset, message.key(), message.value(),
-                                                 headers, message.timestamp()[1]), source_format)
-                if isinstance(outcome, DomainEventDraft):
-                    target = route(catalog, family, outcome.org_id, outcome.interaction_id)
-                    keyed.append((sequence_key(target.topic, target.key),
-                                  source_order(outcome.ordering_token, outcome.source), outcome.dedupe_id,
-                                  (outcome, target)))
+                result = pipeline.process(SourceRecord(source, partition, offset, message.key(), message.value(),
+                                                       headers, message.timestamp()[1]), source_format, (family,))
+                if isinstance(result, Routed):
+                    draft, (domain,) = result.draft, result.records
+                    keyed.append((sequence_key(domain.route.topic, domain.route.key),
+                                  source_order(draft.ordering_token, draft.source), draft.dedupe_id, domain))
                 if offset + 1 >= offsets.end[partition]:
                     remaining.discard(partition)
     finally:
         consumer.close()
     producer = make_producer(kafka, **{"linger.ms": 20, "batch.size": 262144})
-    schema = load_schema("interaction_event")
-    with SchemaRegistryClient(registry) as client:
-        serdes = {t: AvroSerde(client, catalog.topic(t).schema_subject, schema)
-                  for t in catalog.family(family).output_topics}
-        written = 0
-        for _key, sequence, (draft, target) in assign_sequences(keyed):
-            value = serdes[target.topic].encode(to_avro_record(draft, sequence))
-            while True:
-                try:
-                    producer.produce(target.topic, key=target.key.encode(), value=value, partition=target.partition,
-                                     headers=[("seq", str(sequence).encode()), ("src", draft.source.header().encode())])
-                    break
-                except BufferError:
-                    producer.poll(0.05)
-            written += 1
-            if written % 10_000 == 0:
-                producer.poll(0)
+    written = 0
+    for _key, sequence, domain in assign_sequences(keyed):
+        target = domain.route
+        while True:
+            try:
+                producer.produce(target.topic, key=target.key.encode(),
+                                 value=stamp_sequence(domain.head, sequence, domain.tail), partition=target.partition,
+                                 headers=sequence_headers(sequence, domain.src))
+                break
+            except BufferError:
+                producer.poll(0.05)
+        written += 1
+        if written % 10_000 == 0:
+            producer.poll(0)
     if producer.flush(300) > 0:
         raise RuntimeError("single-process copy: records not delivered in 300 s")
     return written
