@@ -371,8 +371,10 @@ def _pipelines(stack: DemoStack, workdir: Path) -> list[_Pipeline]:
     stamp = workdir / "passthrough.first-consume"
 
     def rekey(name: str, env: dict[str, str]) -> Callable[[], _Worker]:
-        return lambda: _Worker(name, {**env, "REKEY_APP_ID": f"rekey-bench-{name}",
-                                      "REKEY_DATA_DIR": str(workdir / "state" / name)}, workdir, None)
+        # One consumer group for every rekey pipeline: they share the source topic, and each run must start
+        # where the previous one stopped (its own backlog only).
+        return lambda: _Worker(name, {**env, "REKEY_APP_ID": "rekey-bench-acl",
+                                      "REKEY_DATA_DIR": str(workdir / "state")}, workdir, None)
 
     pipelines = [
         _Pipeline("rekey_1_family", "rekey ACL, 1 family", SOURCE, first_outputs, rekey("one-family", one_family), 1),
