@@ -100,8 +100,11 @@ class Checkpoint:
                 error = exception.args[0]
                 if error.txn_requires_abort():
                     raise CheckpointFailed(f"transaction must be aborted: {error}") from exception
-                if not error.retriable() or attempt == COMMIT_ATTEMPTS:
-                    raise  # fatal (e.g. fenced by a newer instance of this worker): the process must restart
+                if not error.retriable():
+                    raise  # fatal (fenced, or timed out on the broker): the worker replaces its producer
+                if attempt == COMMIT_ATTEMPTS:
+                    raise CheckpointFailed(f"transaction not committed after {attempt} attempts: {error}") \
+                        from exception
                 log.warning("transaction commit failed, retrying", error=str(error), attempt=attempt)
 
     def abandon(self) -> None:

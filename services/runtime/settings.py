@@ -25,8 +25,9 @@ class RuntimeSettings(ServiceSettings):
     batch_size: int = Field(default=10_000, ge=1, le=1_000_000, description="Records per consume() call.")
     poll_timeout_ms: int = Field(default=100, ge=1, le=5_000, description="Longest wait of one consume() call.")
     transaction_timeout_ms: int = Field(
-        default=15_000, ge=1_000, description="Exactly-once: how long a dead worker's open transaction may hold "
-                                              "readers back before the broker aborts it.")
+        default=60_000, ge=1_000, description="Exactly-once: how long a dead worker's open transaction may hold "
+                                              "readers back before the broker aborts it; also how long a record "
+                                              "may wait for a broker (librdkafka caps message.timeout.ms to it).")
     session_timeout_ms: int = Field(
         default=10_000, ge=3_000, description="Consumer group session timeout; a worker stalled longer drops its "
                                               "batch rather than write it (another worker may own it by then).")

@@ -8,6 +8,7 @@ deliveries raise no Python callback, a failed one blocks the next commit.
 
 from __future__ import annotations
 
+import logging
 import signal
 import time
 import uuid
@@ -32,6 +33,7 @@ log = structlog.get_logger()
 
 GAUGES_EVERY = 5.0
 PATIENCE = 120.0
+INIT_TIMEOUT = 60.0
 T = TypeVar("T")
 Output = tuple[str, bytes | None, bytes | None, int, list[tuple[str, bytes]] | None]
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
@@ -60,16 +62,15 @@ class Worker:
         exactly_once = settings.exactly_once
         self.consumer = Consumer({**settings.consumer_config(group_id), "error_cb": self._kafka_error})
         self.reader = Consumer({**settings.consumer_config(f"{group_id}-restore"), "enable.partition.eof": True})
-        transactional_id = f"{group_id}-{self._worker_id()}" if exactly_once else None
-        self.producer = Producer({**settings.producer_config(transactional_id), "error_cb": self._kafka_error,
-                                  "on_delivery": self._delivery_failed})
+        self.transactional_id = f"{group_id}-{self._worker_id()}" if exactly_once else None
+        self.producer = self._new_producer()
         self.checkpoint = Checkpoint(self.consumer, self.producer, exactly_once, self.tables)
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     def run(self) -> None:
         topics = self._ensure_topics()
         if self.settings.exactly_once:
-            self.producer.init_transactions(60)
+            self.producer.init_transactions(INIT_TIMEOUT)
         self.consumer.subscribe(sorted(self.by_topic), on_assign=self._assigned, on_revoke=self._revoked,
                                 on_lost=self._lost)
         health = HealthServer(self.settings.web_port, ready=self.ready, live=self.live).start()
@@ -176,10 +177,26 @@ class Worker:
         except CheckpointFailed as failure:
             log.error("checkpoint failed: rewinding to the committed offsets", reason=str(failure))
             self._rewind()
+        except KafkaException as error:
+            if not error.args[0].fatal():
+                raise
+            log.error("producer failed for good: replacing it and rewinding", error=str(error.args[0]))
+            self._rewind()
 
     def _rewind(self) -> None:
-        """Forget uncommitted work: pending state, processed offsets, and reread from the committed offsets."""
-        self.checkpoint.abandon()
+        """Forget uncommitted work: pending state, processed offsets, and reread from the committed offsets.
+
+        A producer that can no longer abort (fenced, or in a fatal state after its transaction timed out on
+        the broker) is replaced: a new one with the same transactional.id fences whatever the old one left."""
+        try:
+            self.checkpoint.abandon()
+        except KafkaException as error:
+            log.error("producer unusable: replacing it", error=str(error.args[0]))
+            self.producer.purge()
+            self.producer = self.checkpoint.producer = self._new_producer()
+            if self.transactional_id is not None:
+                self.producer.init_transactions(INIT_TIMEOUT)
+            self.checkpoint.abandon()
         assignment = self.consumer.assignment()
         if not assignment:
             return
@@ -290,12 +307,14 @@ class Worker:
         if error is not None:
             self.checkpoint.delivery_failed(f"{message.topic()}[{message.partition()}]: {error}")
 
+    def _new_producer(self) -> Producer:
+        return Producer({**self.settings.producer_config(self.transactional_id), "error_cb": self._kafka_error,
+                         "on_delivery": self._delivery_failed})
+
     @staticmethod
     def _kafka_error(error: KafkaError) -> None:
-        if error.fatal():
-            log.error("fatal kafka error", error=str(error))
-            raise KafkaException(error)
-        log.warning("kafka error", error=str(error))
+        """librdkafka's own errors: mostly transient (it retries); a fatal one surfaces at the next checkpoint."""
+        log.log(logging.ERROR if error.fatal() else logging.WARNING, "kafka error", error=str(error))
 
 
 def _names(partitions: list[TopicPartition]) -> list[str]:
