@@ -458,8 +458,8 @@ def record(table: Table, command: str, events: int, paced_seconds: float, load: 
     block = "\n".join([
         START,
         f"Measured {today} with `{command}` ({events:,} backlog events per pipeline, then a paced phase of "
-        f"{paced_seconds:.0f} s). Machine: {platform.machine()}, {os.cpu_count()} cores shared with other "
-        f"engineers' test runs, Python {platform.python_version()}; load average at the start "
+        f"{paced_seconds:.0f} s). Machine: {platform.machine()}, {os.cpu_count()} cores, nothing else "
+        f"running, Python {platform.python_version()}; load average at the start "
         f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f} (1/5/15 min), per pipeline in the last column.",
         "",
         markdown(table),
