@@ -50,6 +50,9 @@ class RuntimeSettings(ServiceSettings):
             "heartbeat.interval.ms": 1_000,
             "max.poll.interval.ms": 300_000,
             "fetch.wait.max.ms": 50,
+            # A subscribed topic missing from the metadata at the first assignment (just created, not yet known
+            # to every broker) joins the assignment at the next refresh: keep that seconds, not 5 minutes away.
+            "topic.metadata.refresh.interval.ms": 5_000,
             "queued.max.messages.kbytes": 65_536,
         }
 

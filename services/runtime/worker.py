@@ -282,7 +282,23 @@ class Worker:
                           self.settings.internal_replication_factor, spec.changelog_config)
             for spec in self.table_specs)]
         ensure_topics(AdminClient(self.settings.kafka.librdkafka()), topics)
+        self._wait_until_known(sorted(self.by_topic))
         return sorted(self.by_topic)
+
+    def _wait_until_known(self, topics: list[str], timeout: float = 30.0) -> None:
+        """Until the consumer's own metadata has every input topic: one it does not know yet would be left out
+        of the first assignment."""
+        deadline = time.monotonic() + timeout
+        while True:
+            known = self.consumer.list_topics(timeout=10).topics
+            missing = [t for t in topics if t not in known or known[t].error is not None or not known[t].partitions]
+            if not missing:
+                return
+            if time.monotonic() > deadline:
+                log.warning("input topics still unknown to the consumer; they join at a metadata refresh",
+                            topics=missing)
+                return
+            time.sleep(0.2)
 
     def _worker_id(self) -> str:
         if self.settings.worker_id:
