@@ -221,8 +221,8 @@ class Bench:
         assert summary.events == summary.records, "the bench sends valid events only"
         return summary.events
 
-    def paced(self, topic: str, events: int, rate: float) -> None:
-        config = GenerationConfig(events=events, orgs=ORGS, hot_orgs=self.hot, seed=7)
+    def paced(self, topic: str, events: int, rate: float, seed: int) -> None:
+        config = GenerationConfig(events=events, orgs=ORGS, hot_orgs=self.hot, seed=seed)
         producer = make_producer(self.kafka, **{"linger.ms": 5})
         with self._bar(f"paced: {events:,} events at {rate:,.0f}/s into {topic}", events) as update:
             started = time.monotonic()
@@ -330,7 +330,7 @@ class Bench:
             rate = paced_rate if paced_rate is not None else result.events_per_second * self.paced_fraction
             paced_events = max(1, int(rate * self.paced_seconds))
             source_before = self.end_offsets([pipeline.source])
-            self.paced(pipeline.source, paced_events, rate)
+            self.paced(pipeline.source, paced_events, rate, seed=pipeline.seed + 1_000)
             source_after = self.end_offsets([pipeline.source])
             final = self.wait_outputs(worker, pipeline.outputs, ends, paced_events * pipeline.families,
                                       "paced events re-keyed")
