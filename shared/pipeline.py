@@ -71,16 +71,18 @@ class RecordPipeline:
     """Translation, routing and encoding under one catalog; built once per process (schemas parsed once).
 
     `wire_headers` maps each output topic to its Confluent wire header (magic byte and schema id), put in front
-    of every head; without it (the backfill, whose JVM load step adds it) heads are bare Avro.
+    of every head; without it (the backfill, whose JVM load step adds it) heads are bare Avro. `encode=False`
+    (a verification that only compares keys and positions) leaves head and tail empty.
     """
 
     def __init__(self, catalog: Catalog, service: str, service_version: str,
-                 wire_headers: Mapping[str, bytes] | None = None) -> None:
+                 wire_headers: Mapping[str, bytes] | None = None, encode: bool = True) -> None:
         self.catalog = catalog
         self.service = service
         self.service_version = service_version
         self.encoder = SplitEncoder(load_schema("interaction_event"))
         self.wire_headers = dict(wire_headers or {})
+        self.encode = encode
 
     def process(self, record: SourceRecord, source_format: SourceFormat | str,
                 families: tuple[str, ...]) -> Processed:
@@ -93,7 +95,7 @@ class RecordPipeline:
             routes = [route(self.catalog, family, outcome.org_id, outcome.interaction_id) for family in families]
         except ValueError as error:
             return self.dead_letter(record, PoisonPill(PoisonReason.UNROUTABLE, str(error), None))
-        head, tail = self.encoder.encode_parts(to_avro_record(outcome, 0))
+        head, tail = self.encoder.encode_parts(to_avro_record(outcome, 0)) if self.encode else (b"", b"")
         src = outcome.source.header()
         return Routed(outcome, tuple(
             DomainRecord(target, self.wire_headers.get(target.topic, b"") + head, tail, outcome.dedupe_id, src)

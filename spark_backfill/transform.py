@@ -82,7 +82,8 @@ def _pipeline(spec: TranslateSpec) -> Any:
         from shared.pipeline import RecordPipeline
 
         catalog = parse_catalog(spec.catalog_text, spec.catalog_source)
-        pipeline = _WORKER_STATE[spec.cache_key] = RecordPipeline(catalog, SERVICE, spec.service_version)
+        pipeline = _WORKER_STATE[spec.cache_key] = RecordPipeline(catalog, SERVICE, spec.service_version,
+                                                                 encode=spec.encode)
     return pipeline
 
 
@@ -118,7 +119,7 @@ def translate_batches(spec: TranslateSpec) -> Callable[[Iterator[pa.RecordBatch]
                                out_partition=target.partition, ordering_token=draft.ordering_token,
                                dedupe_id=draft.dedupe_id, event_id=draft.event_id,
                                event_time_ms=draft.event_time_ms, src=domain.src)
-                    if spec.encode:
+                    if spec.encode:  # bare heads: the load step's JVM adds the wire header
                         row["head"], row["tail"] = domain.head, domain.tail
                 elif isinstance(result, DeadLetter):
                     row.update(kind=POISON, reason=str(result.pill.reason_code), dlq_key=result.key,

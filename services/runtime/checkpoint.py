@@ -53,7 +53,7 @@ class Checkpoint:
             return
         self.begin()
         for table in changed:
-            for key, value in table.checkpoint_records():
+            for key, value in table.pending.items():
                 self.producer.produce(table.changelog, value, key, table.partition)
         offsets = [TopicPartition(topic, partition, offset) for (topic, partition), offset in self.offsets.items()]
         if self.exactly_once:

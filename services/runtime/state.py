@@ -199,9 +199,6 @@ class Table:
         self.store.write(changes, high)
         return applied
 
-    def checkpoint_records(self) -> Iterable[tuple[bytes, bytes | None]]:
-        return self.pending.items()
-
     def persist(self, changelog_offset: int | None) -> None:
         """Write the committed changes to the local store, with the changelog offset they reach (if known)."""
         self.store.write(self.pending, self.store.changelog_offset() if changelog_offset is None else changelog_offset)
