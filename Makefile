@@ -34,7 +34,7 @@ lint: install
 	$(BIN)/mypy shared
 
 test: install system-deps lint
-	$(BIN)/pytest -m "not soak" $(PYTEST_ARGS)
+	$(BIN)/pytest -m "not soak" --durations=20 $(PYTEST_ARGS)
 
 soak: install system-deps
 	$(BIN)/pytest -m soak $(PYTEST_ARGS)

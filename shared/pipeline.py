@@ -13,19 +13,20 @@ A domain record's headers are `sequence_headers(sequence, src)` once the sequenc
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+
+import msgspec
 
 from shared.avro import SplitEncoder, load_schema
-from shared.catalog import Catalog
+from shared.catalog import Catalog, FamilyTable
 from shared.deadletter import dead_letter_headers
-from shared.routing import Route, route
+from shared.routing import Route, route_in
 from shared.translation import (
     DomainEventDraft,
     PoisonPill,
     PoisonReason,
     Skip,
-    SourceFormat,
     SourceRecord,
+    Translation,
     to_avro_record,
     translate,
 )
@@ -33,8 +34,7 @@ from shared.translation import (
 Headers = list[tuple[str, bytes]]
 
 
-@dataclass(frozen=True, slots=True)
-class DomainRecord:
+class DomainRecord(msgspec.Struct, frozen=True, gc=False):
     """One family's output of an event, before sequencing: `head + varint(sequence) + tail` is its value."""
 
     route: Route
@@ -44,14 +44,12 @@ class DomainRecord:
     src: str
 
 
-@dataclass(frozen=True, slots=True)
-class Routed:
+class Routed(msgspec.Struct, frozen=True, gc=False):
     draft: DomainEventDraft
     records: tuple[DomainRecord, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class DeadLetter:
+class DeadLetter(msgspec.Struct, frozen=True, gc=False):
     pill: PoisonPill
     topic: str
     key: bytes | None
@@ -83,16 +81,21 @@ class RecordPipeline:
         self.encoder = SplitEncoder(load_schema("interaction_event"))
         self.wire_headers = dict(wire_headers or {})
         self.encode = encode
+        self._tables: dict[tuple[str, ...], tuple[FamilyTable, ...]] = {}
 
-    def process(self, record: SourceRecord, source_format: SourceFormat | str,
-                families: tuple[str, ...]) -> Processed:
-        outcome = translate(record, source_format)
+    def process(self, record: SourceRecord, translation: Translation, families: tuple[str, ...]) -> Processed:
+        """`translation`: the source's format or mapping (`SourceTopic.translation`)."""
+        outcome = translate(record, translation)
         if isinstance(outcome, Skip):
             return outcome
         if isinstance(outcome, PoisonPill):
             return self.dead_letter(record, outcome)
+        tables = self._tables.get(families)
+        if tables is None:
+            tables = self._tables[families] = tuple(self.catalog.family_table(family) for family in families)
+        version = self.catalog.version
         try:
-            routes = [route(self.catalog, family, outcome.org_id, outcome.interaction_id) for family in families]
+            routes = [route_in(table, version, outcome.org_id, outcome.interaction_id) for table in tables]
         except ValueError as error:
             return self.dead_letter(record, PoisonPill(PoisonReason.UNROUTABLE, str(error), None))
         head, tail = self.encoder.encode_parts(to_avro_record(outcome, 0)) if self.encode else (b"", b"")

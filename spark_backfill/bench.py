@@ -199,9 +199,9 @@ def run_bench(*, events: int, orgs: int, master: str | None, kafka: KafkaSetting
         path.write_text(_isolated(REPO_CATALOG.read_text(), uuid.uuid4().hex[:8]))
         paths.append(path)
     spark_catalog, single_catalog = (load_catalog(p) for p in paths)
-    source = next(s.name for s in spark_catalog.sources if s.format == "genesys")
+    source = next(s.name for s in spark_catalog.sources if s.format == "ccaas-json")
     # Both copies read the Spark catalog's source topic; the single-process catalog names it as its own too.
-    single_source = next(s.name for s in single_catalog.sources if s.format == "genesys")
+    single_source = next(s.name for s in single_catalog.sources if s.format == "ccaas-json")
     paths[1].write_text(paths[1].read_text().replace(single_source, source))
     single_catalog = load_catalog(paths[1])
     config = kafka.librdkafka()
@@ -221,7 +221,7 @@ def run_bench(*, events: int, orgs: int, master: str | None, kafka: KafkaSetting
     spark_seconds = time.monotonic() - started
     console.print("single-process copy ...")
     started = time.monotonic()
-    written = single_process_backfill(kafka, registry, single_catalog, family, source, "genesys")
+    written = single_process_backfill(kafka, registry, single_catalog, family, source, "ccaas-json")
     single_seconds = time.monotonic() - started
     outcome = BenchOutcome(events, spark_seconds, session_seconds, single_seconds, report.written, written,
                            os.cpu_count() or 0, master or "local[*]", dict(report.stages), os.getloadavg()[0])

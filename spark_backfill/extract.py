@@ -21,8 +21,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from pydantic import SecretStr
 
-from services.settings import KafkaSettings
+from services.settings import KafkaSettings, read_properties
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -99,21 +100,61 @@ def snapshot(config: Mapping[str, Any], topic: str, start_after: Mapping[int, in
     return OffsetRange(topic, start, end)
 
 
+_LOGIN_MODULES = {
+    "PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
+    "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
+    "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule",
+    "OAUTHBEARER": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule",
+    "GSSAPI": "com.sun.security.auth.module.Krb5LoginModule",
+}
+
+
 def spark_kafka_options(kafka: KafkaSettings) -> dict[str, str]:
-    """The Java client settings of `kafka` as Spark Kafka source/sink options (`kafka.` prefixed)."""
-    options = {"kafka.bootstrap.servers": kafka.bootstrap_servers, "kafka.security.protocol": kafka.security_protocol}
+    """The Java client settings of `kafka` as Spark Kafka source/sink options (`kafka.` prefixed): every way the
+    services connect (TLS with a PEM CA, mTLS with a PEM certificate and key, SASL PLAIN/SCRAM/OAUTHBEARER/GSSAPI),
+    and the properties file's lines as they are (the Java client ignores, with a warning, what only librdkafka
+    knows)."""
+    options = {f"kafka.{name}": value for name, value in
+               (read_properties(kafka.properties_file) if kafka.properties_file else {}).items()}
+    options |= {"kafka.bootstrap.servers": kafka.bootstrap_servers, "kafka.security.protocol": kafka.security_protocol}
     if kafka.sasl_mechanism:
-        module = ("org.apache.kafka.common.security.plain.PlainLoginModule" if kafka.sasl_mechanism == "PLAIN"
-                  else "org.apache.kafka.common.security.scram.ScramLoginModule")
-        password = kafka.sasl_password.get_secret_value() if kafka.sasl_password else ""
         options["kafka.sasl.mechanism"] = kafka.sasl_mechanism
-        options["kafka.sasl.jaas.config"] = (
-            f'{module} required username="{kafka.sasl_username}" password="{password}";'
-        )
+        options["kafka.sasl.jaas.config"] = f"{_LOGIN_MODULES[kafka.sasl_mechanism]} required{_jaas_options(kafka)};"
+    if kafka.sasl_mechanism == "OAUTHBEARER":
+        options["kafka.sasl.login.callback.handler.class"] = \
+            "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler"
+        options["kafka.sasl.oauthbearer.token.endpoint.url"] = str(kafka.oauth_token_endpoint_url)
+    if kafka.sasl_mechanism == "GSSAPI":
+        options["kafka.sasl.kerberos.service.name"] = kafka.kerberos_service_name
     if kafka.ssl_ca_location:
         options["kafka.ssl.truststore.type"] = "PEM"
         options["kafka.ssl.truststore.location"] = str(kafka.ssl_ca_location)
+    if kafka.ssl_certificate_location and kafka.ssl_key_location:
+        # The Java client takes a PEM key store as text: certificate chain and (PKCS#8) private key.
+        options["kafka.ssl.keystore.type"] = "PEM"
+        options["kafka.ssl.keystore.certificate.chain"] = kafka.ssl_certificate_location.read_text()
+        options["kafka.ssl.keystore.key"] = kafka.ssl_key_location.read_text()
+        if kafka.ssl_key_password:
+            options["kafka.ssl.key.password"] = kafka.ssl_key_password.get_secret_value()
     return options
+
+
+def _jaas_options(kafka: KafkaSettings) -> str:
+    """The login module's options in `sasl.jaas.config` for the mechanism."""
+    if kafka.sasl_mechanism == "GSSAPI":
+        return f' useKeyTab=true storeKey=true keyTab="{kafka.kerberos_keytab or ""}" ' \
+               f'principal="{kafka.kerberos_principal or ""}"'
+    if kafka.sasl_mechanism == "OAUTHBEARER":
+        pairs = {"clientId": kafka.oauth_client_id or "", "clientSecret": _secret(kafka.oauth_client_secret)}
+        if kafka.oauth_scope:
+            pairs["scope"] = kafka.oauth_scope
+    else:
+        pairs = {"username": kafka.sasl_username or "", "password": _secret(kafka.sasl_password)}
+    return "".join(f' {name}="{value}"' for name, value in pairs.items())
+
+
+def _secret(value: SecretStr | None) -> str:
+    return value.get_secret_value() if value else ""
 
 
 def read_kafka(spark: SparkSession, kafka: KafkaSettings, offsets: OffsetRange,
@@ -174,7 +215,7 @@ def read_files(spark: SparkSession, path: str, file_format: str, topic: str) -> 
     from pyspark.sql import types as T
 
     if file_format not in FILE_FORMATS:
-        raise ValueError(f"--format must be one of {', '.join(FILE_FORMATS)}, got {file_format!r}")
+        raise ValueError(f"--file-format must be one of {', '.join(FILE_FORMATS)}, got {file_format!r}")
     frame = spark.read.format(file_format).load(path)
     columns = set(frame.columns)
     missing = {"partition", "offset", "value"} - columns

@@ -67,7 +67,7 @@ def build_session(app_name: str, master: str | None = None, *, ui: bool = False,
     """Get or create the SparkSession for a rekey job (see the module doc for what it configures)."""
     from pyspark.sql import SparkSession
 
-    from services.embedded.maven import spark_connector_jars
+    from services.devtools.embedded.maven import spark_connector_jars
 
     resolved = resolve_master(master)
     if resolved is None or resolved.startswith("local"):

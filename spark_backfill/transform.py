@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import Column, DataFrame
 
+    from shared.translation import Translation
+
 EVENT, SKIP, POISON, DUPLICATE = "event", "skip", "poison", "duplicate"
 SERVICE = "backfill"
 # `shared.sequencing.source_order`: ordering token, then source partition, offset and topic.
@@ -62,7 +64,7 @@ class TranslateSpec:
     catalog_text: str
     catalog_source: str
     family: str
-    formats: Mapping[str, str]
+    formats: Mapping[str, Translation]
     service_version: str = "0.1.0"
     encode: bool = True
 

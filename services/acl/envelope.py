@@ -1,7 +1,8 @@
 """The record passed from the translate stage to the sequence stage over the internal sequencing topic.
 
 It carries one family's domain record, already Avro-encoded around its sequence (`head` with the wire header,
-`tail`), where it goes, its dedupe id and source position. msgpack as a positional array: compact, and decoded
+`tail`), its topic and key (the producer's `murmur2_random` partitioner places it as Java's would), its dedupe
+id and source position. msgpack as a positional array: compact, and decoded
 once by the sequencer. The internal topic is keyed by the output key, so one key's records meet one sequencer.
 """
 
@@ -14,7 +15,6 @@ from shared.pipeline import DomainRecord
 
 class Envelope(msgspec.Struct, array_like=True, frozen=True):
     topic: str
-    partition: int
     key: str
     head: bytes
     tail: bytes
@@ -24,9 +24,22 @@ class Envelope(msgspec.Struct, array_like=True, frozen=True):
     @classmethod
     def of(cls, record: DomainRecord) -> Envelope:
         target = record.route
-        return cls(target.topic, target.partition, target.key, record.head, record.tail, record.dedupe_id,
-                   record.src)
+        return cls(target.topic, target.key, record.head, record.tail, record.dedupe_id, record.src)
 
 
 encode_envelope = msgspec.msgpack.Encoder().encode
-decode_envelope = msgspec.msgpack.Decoder(Envelope).decode
+_decode = msgspec.msgpack.Decoder(Envelope).decode
+_decode_fields = msgspec.msgpack.Decoder(list[object]).decode
+
+
+def decode_envelope(data: bytes) -> Envelope:
+    try:
+        return _decode(data)
+    except msgspec.ValidationError:
+        # Written before 2026-11-25, with the output partition second: still in the sequencing topic across an
+        # upgrade, and sequenced like any other (the partitioner picks the partition it named).
+        fields = _decode_fields(data)
+        if len(fields) != 7:
+            raise
+        del fields[1]
+        return msgspec.convert(fields, Envelope)

@@ -17,6 +17,7 @@ from services.acl.envelope import decode_envelope
 from services.acl.handoff import HandoffSequences
 from services.runtime.metrics import SKIPPED
 from services.runtime.processor import Outputs, TableLookup, TableSpec
+from services.runtime.state import Table
 from shared.avro import stamp_sequence
 from shared.handoff import sequence_key
 from shared.pipeline import sequence_headers
@@ -44,10 +45,14 @@ class SequenceStage:
         oldest_remembered = now_ms - self.horizon_ms
         duplicates = 0
         produce, last_handed_off = outputs.produce, self.handoff.last_sequence
+        by_partition: dict[int, tuple[Table, Table]] = {}
         for message in messages:
             envelope = decode_envelope(message.value())
             partition, offset = message.partition(), message.offset()
-            sequences, seen = tables(SEQUENCES, partition), tables(SEEN, partition)
+            partition_tables = by_partition.get(partition)
+            if partition_tables is None:
+                partition_tables = by_partition[partition] = (tables(SEQUENCES, partition), tables(SEEN, partition))
+            sequences, seen = partition_tables
             name = sequence_key(envelope.topic, envelope.key)
             key = name.encode()
             seen_key = key + b"|" + envelope.dedupe_id.encode()
@@ -64,6 +69,6 @@ class SequenceStage:
             if step.seen is not None:
                 seen.put(seen_key, [step.seen.sequence, step.seen.source, now_ms], offset)
             produce(envelope.topic, envelope.key.encode(), stamp_sequence(envelope.head, sequence, envelope.tail),
-                    envelope.partition, sequence_headers(sequence, envelope.src))
+                    None, sequence_headers(sequence, envelope.src))
         if duplicates:
             SKIPPED.labels(self.service, "duplicate").inc(duplicates)

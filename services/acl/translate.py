@@ -38,7 +38,7 @@ class TranslateStage:
             headers = message.headers()
             record = SourceRecord(topic, message.partition(), message.offset(), message.key(), message.value(),
                                   dict(headers) if headers else {}, message.timestamp()[1])
-            result = process(record, source.format, source.feeds)
+            result = process(record, source.translation, source.feeds)
             if isinstance(result, Routed):
                 self.top_orgs.add(result.draft.org_id)
                 for domain in result.records:

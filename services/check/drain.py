@@ -15,8 +15,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, KafkaException, TopicPartition
-from confluent_kafka.admin import AdminClient
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+
+from services.kafka.offsets import committed_offsets
 
 TopicPartitionKey = tuple[str, int]
 
@@ -57,11 +58,7 @@ def group_progress(config: dict[str, Any], group: str, topics: Iterable[str]) ->
         end = {(t, p): consumer.get_watermark_offsets(TopicPartition(t, p), timeout=10)[1] for t, p in partitions}
     finally:
         consumer.close()
-    admin = AdminClient(config)
-    request = [ConsumerGroupTopicPartitions(group, [TopicPartition(t, p) for t, p in partitions])]
-    answer = admin.list_consumer_group_offsets(request, request_timeout=15)[group].result(20)
-    committed = {(tp.topic, tp.partition): tp.offset for tp in answer.topic_partitions}
-    return GroupProgress(committed, end)
+    return GroupProgress(committed_offsets(config, group, partitions), end)
 
 
 def records_past_committed(config: dict[str, Any], progress: GroupProgress, timeout: float = 5.0) -> list[str]:

@@ -7,28 +7,14 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
+from services.cli.catalog_options import BootstrapOption, CatalogOption, kafka_settings
+from services.cli.console import Output, OutputOption, make_console, print_json
 from services.cli.errors import user_errors
-from services.settings import KafkaSettings, RegistrySettings, ServiceSettings
-
-_console = Console()
 
 MasterOption = Annotated[str | None, typer.Option(
     "--master", help="Spark master: local[*] by default; k8s://https://... on Kubernetes; none under spark-submit.")]
 ConfOption = Annotated[list[str] | None, typer.Option("--conf", help="Extra Spark property key=value (repeatable).")]
-CatalogOption = Annotated[Path | None, typer.Option(
-    "--catalog", help="Topic catalog YAML (default: REKEY_CATALOG_PATH, else catalog/topics.yaml).")]
-BootstrapOption = Annotated[str | None, typer.Option(
-    "--bootstrap-servers", help="Kafka host:port list (default: REKEY_KAFKA_BOOTSTRAP_SERVERS).")]
-
-
-def _kafka(bootstrap: str | None) -> KafkaSettings:
-    settings = KafkaSettings()
-    return settings.model_copy(update={"bootstrap_servers": bootstrap}) if bootstrap else settings
-
-
 def _family_of(catalog_path: Path, family: str | None, target: str | None) -> str:
     from services.catalog_files import load_catalog
 
@@ -44,7 +30,7 @@ def _family_of(catalog_path: Path, family: str | None, target: str | None) -> st
 
 
 def _stage_printer(name: str, seconds: float, detail: str) -> None:
-    _console.print(f"[bold green]✓[/] {name:<10} {seconds:7.1f} s  {detail}", highlight=False)
+    make_console().print(f"[bold green]✓[/] {name:<10} {seconds:7.1f} s  {detail}", highlight=False)
 
 
 def backfill(
@@ -60,10 +46,10 @@ def backfill(
     conf: ConfOption = None,
     from_files: Annotated[str | None, typer.Option("--from-files", help="Archived history instead of the topic.")]
     = None,
-    file_format: Annotated[str, typer.Option("--format", help="parquet | json | avro (with --from-files).")]
+    file_format: Annotated[str, typer.Option("--file-format", help="parquet | json | avro (with --from-files).")]
     = "parquet",
     source_format: Annotated[str | None, typer.Option(
-        "--source-format", help="genesys | debezium, for a source not in the catalog.")] = None,
+        "--source-format", help="A source format, for a source not in the catalog.")] = None,
     continue_: Annotated[bool, typer.Option(
         "--continue", help="Start after the existing hand-off: its source offsets and each key's last sequence.")]
     = False,
@@ -71,8 +57,12 @@ def backfill(
     report: Annotated[Path | None, typer.Option("--report", help="Write the run report as JSON here.")] = None,
     ui: Annotated[bool, typer.Option("--ui/--no-ui", help="Serve the Spark UI.")] = False,
     bootstrap_servers: BootstrapOption = None,
+    output: OutputOption = Output.table,
 ) -> None:
     """Republish a source's full history into a family's versioned topics and write the live hand-off."""
+    from rich.table import Table
+
+    from services.settings import RegistrySettings, ServiceSettings
     from spark_backfill.jobs.backfill import BackfillRequest, run_backfill
     from spark_backfill.session import build_session, parse_conf
 
@@ -86,10 +76,13 @@ def backfill(
             from_files=from_files, file_format=file_format, source_format=source_format,
             continue_after_checkpoint=continue_, restart=restart,
         )
-        result = run_backfill(spark, request, _kafka(bootstrap_servers), RegistrySettings(), _stage_printer)
+        result = run_backfill(spark, request, kafka_settings(bootstrap_servers), RegistrySettings(), _stage_printer)
     data = result.to_json()
     if report:
         report.write_text(json.dumps(data, indent=2))
+    if output is Output.json:
+        print_json(data)
+        return
     table = Table(title=f"backfill {' + '.join(source)} -> {family} (run {result.run_id})", show_header=False)
     for name, value in [
         ("resumed", result.resumed_from or "no"),
@@ -105,7 +98,7 @@ def backfill(
         ("time", f"{result.seconds:.1f} s ({result.events_per_second:,.0f} records/s)"),
     ]:
         table.add_row(name, value)
-    _console.print(table)
+    make_console().print(table)
 
 
 def verify(
@@ -123,28 +116,41 @@ def verify(
     allow_redeliveries: Annotated[bool, typer.Option(
         "--allow-redeliveries", help="At-least-once target: count identical copies of a record (same key, "
                                      "sequence, event and source position) instead of failing on them.")] = False,
-    report: Annotated[Path, typer.Option("--report", help="JSON report path.")] = Path("verify-report.json"),
+    report: Annotated[Path | None, typer.Option("--report", help="Also write the report as JSON here.")] = None,
     master: MasterOption = None,
     conf: ConfOption = None,
     bootstrap_servers: BootstrapOption = None,
+    output: OutputOption = Output.table,
 ) -> None:
     """Compare source and target per org and event-time window (counts, SHA1 checksums) and check every key:
     dense sequences from 1, no duplicate, every record on its Java-parity partition. Exits 1 on any mismatch."""
-    from spark_backfill.jobs.verify import VerifyRequest, parse_window, render, run_verify
+    from services.catalog_files import load_catalog
+    from services.settings import RegistrySettings, ServiceSettings
+    from shared.durations import parse_duration_ms
+    from spark_backfill.jobs.verify import VerifyRequest, render, run_verify
     from spark_backfill.session import build_session, parse_conf
 
-    with user_errors():
+    with user_errors():  # arguments and catalog are checked before a Spark JVM starts
         settings = ServiceSettings()
         catalog_path = catalog or settings.catalog_path
-        spark = build_session("rekey-verify", master, conf=parse_conf(conf))
+        load_catalog(catalog_path)
         request = VerifyRequest(sources=source, targets=list(target or []), family=target_family,
-                                catalog_path=catalog_path, window_ms=parse_window(window),
+                                catalog_path=catalog_path, window_ms=parse_duration_ms(window),
                                 live_group=live_group, source_format=source_format,
                                 allow_redeliveries=allow_redeliveries)
-        result = run_verify(spark, request, _kafka(bootstrap_servers), RegistrySettings())
-    report.write_text(json.dumps(result.to_json(), indent=2))
-    render(result, _console)
-    _console.print(f"report: {report}")
+        kafka = kafka_settings(bootstrap_servers)
+        conf_pairs = parse_conf(conf)
+        spark = build_session("rekey-verify", master, conf=conf_pairs)
+        result = run_verify(spark, request, kafka, RegistrySettings())
+    if report is not None:
+        report.write_text(json.dumps(result.to_json(), indent=2))
+    if output is Output.json:
+        print_json(result.to_json())
+        raise typer.Exit(0 if result.ok else 1)
+    console = make_console()
+    render(result, console)
+    if report is not None:
+        console.print(f"report: {report}")
     if not result.ok:
         raise typer.Exit(1)
 
@@ -154,18 +160,20 @@ def bench_backfill(
     orgs: Annotated[int, typer.Option("--orgs", help="Tenant orgs of the generated traffic.")] = 500,
     master: MasterOption = "local[*]",
     results: Annotated[Path | None, typer.Option(
-        "--results", help="Markdown file to record the figures in (its own section is replaced).")]
-    = Path("docs/BENCHMARKS.md"),
+        "--results", help="Markdown file to record the figures in, e.g. docs/BENCHMARKS.md (its own section is "
+        "replaced); nothing is written without it.")] = None,
     bootstrap_servers: BootstrapOption = None,
 ) -> None:
     """Events/s of the Spark backfill vs a single-process confluent-kafka copy of the same topic, same run."""
+    from services.settings import RegistrySettings
     from spark_backfill.bench import run_bench
 
+    console = make_console()
     with user_errors():
         outcome = run_bench(events=events, orgs=orgs, master=master,
-                            kafka=_kafka(bootstrap_servers), registry=RegistrySettings(), console=_console,
+                            kafka=kafka_settings(bootstrap_servers), registry=RegistrySettings(), console=console,
                             results=results)
-    _console.print(outcome.table())
+    console.print(outcome.table())
 
 
 def register(app: typer.Typer) -> None:

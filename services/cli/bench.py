@@ -7,8 +7,10 @@ from typing import Annotated
 
 import typer
 
-bench_app = typer.Typer(name="bench", help="Benchmarks on a fresh embedded stack; figures go to docs/BENCHMARKS.md.",
-                        no_args_is_help=True)
+bench_app = typer.Typer(
+    name="bench", no_args_is_help=True,
+    help="Benchmarks on a fresh embedded stack; `--record` writes the figures into docs/BENCHMARKS.md.",
+)
 
 
 @bench_app.command(name="acl")
@@ -18,11 +20,12 @@ def acl(
     paced_fraction: Annotated[
         float, typer.Option("--paced-fraction", help="Paced rate as a share of the ACL's backlog events/s.")
     ] = 0.5,
-    record: Annotated[bool, typer.Option("--record/--no-record", help="Write the table to docs/BENCHMARKS.md.")] = True,
+    record: Annotated[bool, typer.Option("--record", help="Write the table into docs/BENCHMARKS.md.")] = False,
     workdir: Annotated[Path | None, typer.Option("--workdir", help="Scratch directory (wiped).")] = None,
     only: Annotated[
         str, typer.Option("--only", help="Comma-separated subset of rekey_1_family, rekey_2_families, "
-                                         "rekey_exactly_once, passthrough, faust_group_by (not recorded).")
+                                         "rekey_exactly_once, rekey_state_1m, passthrough, faust_group_by, "
+                                         "quix_group_by (not recorded).")
     ] = "",
     profile: Annotated[
         float, typer.Option("--profile", help="py-spy the workers for this many seconds (not recorded).")
@@ -35,7 +38,7 @@ def acl(
     backlog events/s (first consume -> last produce), then a paced phase for source->output latency p50/p99,
     and the peak RSS of the worker.
     """
-    from services.bench.acl import BENCH_DIR, run_bench
+    from services.devtools.bench.acl import BENCH_DIR, run_bench
 
     command = f"rekey bench acl --events {events} --paced-seconds {paced_seconds:g} --paced-fraction {paced_fraction:g}"
     run_bench(events, paced_seconds, paced_fraction, workdir or BENCH_DIR, write_doc=record, command=command,

@@ -7,14 +7,14 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
+from services.cli.console import make_console
 from services.cli.errors import user_errors
-from services.embedded.kafka import DEFAULT_BASE_PORT, DEFAULT_DATA_DIR, KafkaCluster
+from services.devtools.embedded.defaults import KAFKA_BASE_PORT as DEFAULT_BASE_PORT
+from services.devtools.embedded.defaults import KAFKA_DATA_DIR as DEFAULT_DATA_DIR
 
 broker_app = typer.Typer(help="Run an embedded Apache Kafka (KRaft) cluster on 127.0.0.1.", no_args_is_help=True)
 DataDir = Annotated[Path, typer.Option("--data-dir", help="Where the cluster keeps its data and logs.")]
-_console = Console()
 
 
 @broker_app.command()
@@ -27,16 +27,21 @@ def start(
     timeout: Annotated[float, typer.Option(help="Seconds to wait for the cluster to become ready.")] = 90.0,
 ) -> None:
     """Start the cluster (resolving the Kafka jars from Maven Central the first time) and wait until ready."""
+    from services.devtools.embedded.kafka import KafkaCluster
+
+    console = make_console()
     with user_errors():
         cluster = KafkaCluster(data_dir, nodes=nodes, base_port=port)
-        with _console.status(f"starting {cluster.state.nodes}-node Kafka cluster in {cluster.data_dir} ..."):
+        with console.status(f"starting {cluster.state.nodes}-node Kafka cluster in {cluster.data_dir} ..."):
             cluster.start(timeout=timeout)
-    _console.print(f"Kafka ready: [bold]{cluster.bootstrap_servers}[/]")
+    console.print(f"Kafka ready: [bold]{cluster.bootstrap_servers}[/]")
 
 
 @broker_app.command()
 def status(data_dir: DataDir = DEFAULT_DATA_DIR) -> None:
     """Print the cluster's nodes, process ids and whether each is listening (JSON). Exit 1 if any is down."""
+    from services.devtools.embedded.kafka import KafkaCluster
+
     cluster = KafkaCluster(data_dir)
     report = cluster.status()
     typer.echo(json.dumps(report, indent=2))
@@ -47,9 +52,11 @@ def status(data_dir: DataDir = DEFAULT_DATA_DIR) -> None:
 @broker_app.command()
 def stop(data_dir: DataDir = DEFAULT_DATA_DIR) -> None:
     """Stop every node (SIGTERM, then SIGKILL after 30 s). Data stays in --data-dir."""
+    from services.devtools.embedded.kafka import KafkaCluster
+
     cluster = KafkaCluster(data_dir)
     cluster.stop()
-    _console.print(f"Kafka stopped; data kept in {cluster.data_dir}")
+    make_console().print(f"Kafka stopped; data kept in {cluster.data_dir}")
 
 
 def register(app: typer.Typer) -> None:

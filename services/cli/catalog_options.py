@@ -1,15 +1,15 @@
-"""Options shared by the catalog-driven commands: `--catalog` and `--bootstrap-servers`."""
+"""Options shared by the catalog-driven commands: `--catalog` and `--bootstrap-server` (`-b`, as Kafka's tools)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from services.catalog_files import load_catalog
-from services.settings import KafkaSettings, ServiceSettings
-from shared.catalog import Catalog
+if TYPE_CHECKING:
+    from services.settings import KafkaSettings
+    from shared.catalog import Catalog
 
 CatalogOption = Annotated[
     Path | None,
@@ -17,16 +17,22 @@ CatalogOption = Annotated[
 ]
 BootstrapOption = Annotated[
     str | None,
-    typer.Option("--bootstrap-servers", help="Kafka host:port list [default: REKEY_KAFKA_BOOTSTRAP_SERVERS]."),
+    typer.Option("--bootstrap-server", "--bootstrap-servers", "-b",
+                 help="Kafka host:port list [default: REKEY_KAFKA_BOOTSTRAP_SERVERS]."),
 ]
 
 
 def open_catalog(path: Path | None) -> Catalog:
+    from services.catalog_files import load_catalog
+    from services.settings import ServiceSettings
+
     return load_catalog(path or ServiceSettings().catalog_path)
 
 
 def kafka_settings(bootstrap_servers: str | None) -> KafkaSettings:
     """`REKEY_KAFKA_*` settings, with the bootstrap servers replaced when given on the command line."""
+    from services.settings import KafkaSettings
+
     settings = KafkaSettings()
     if bootstrap_servers:
         settings = settings.model_copy(update={"bootstrap_servers": bootstrap_servers})

@@ -6,11 +6,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
+from services.cli.catalog_options import CatalogOption
+from services.cli.console import make_console
 from services.cli.errors import user_errors
-
-_console = Console()
 
 
 def chaos(
@@ -20,22 +19,23 @@ def chaos(
     exactly_once: Annotated[bool, typer.Option("--exactly-once", help="Run the ACL with exactly_once.")] = False,
     workdir: Annotated[Path, typer.Option(help="Scratch directory for the stack (wiped first).")] = Path(
         "var/chaos"),
-    catalog: Annotated[Path | None, typer.Option(help="Topic catalog (default: REKEY_CATALOG_PATH).")] = None,
-    record: Annotated[bool, typer.Option(help="Add/update this run's row in docs/RELIABILITY.md.")] = True,
+    catalog: CatalogOption = None,
+    record: Annotated[bool, typer.Option("--record", help="Add/update this run's row in docs/RELIABILITY.md.")] = False,
 ) -> None:
     """Start Kafka (3 brokers for `broker`) and the schema registry, send traffic, run ACL workers, inject the
     scenario's fault while records are in flight, wait for the drain, check every output record.
 
     Exit 0 PASSED, 1 FAILED (a violation), 2 INVALID (the fault did not land while records were in flight)."""
-    from services.chaos.harness import FAILED, INVALID
-    from services.chaos.report import print_result
-    from services.chaos.report import record as record_row
-    from services.chaos.scenarios import SCENARIOS
-    from services.chaos.stack import chaos_stack
+    from services.devtools.chaos.harness import FAILED, INVALID
+    from services.devtools.chaos.report import print_result
+    from services.devtools.chaos.report import record as record_row
+    from services.devtools.chaos.scenarios import SCENARIOS
+    from services.devtools.chaos.stack import chaos_stack
     from services.settings import ServiceSettings
 
     if scenario not in SCENARIOS:
         raise typer.BadParameter(f"unknown scenario {scenario!r}; one of {', '.join(SCENARIOS)}")
+    _console = make_console()
     spec = SCENARIOS[scenario]
     with user_errors(), chaos_stack(workdir.resolve(), catalog or ServiceSettings().catalog_path,
                                     nodes=3 if spec.cluster else 1, console=_console) as env:

@@ -12,7 +12,7 @@ from services.cli.errors import user_errors
 def demo(events: Annotated[int, typer.Option(help="Source records to generate.")] = 20_000) -> None:
     """Start Kafka and the registry, create the catalog's topics, generate badly keyed traffic, run the ACL and
     projection until caught up, verify every record, show before/after, stop everything. Exit 1 on a violation."""
-    from services.demo.run import run_demo
+    from services.devtools.demo.run import run_demo
 
     with user_errors():
         if not run_demo(events):

@@ -6,18 +6,70 @@ import contextlib
 from collections.abc import Iterator
 
 import typer
-from rich.console import Console
 
-from services.embedded.errors import EmbeddedInfraError
+from services.cli.console import make_console
 
-USER_ERRORS: tuple[type[Exception], ...] = (EmbeddedInfraError, ValueError, FileNotFoundError)
-_stderr = Console(stderr=True)
+UNREACHABLE_EXIT = 3
+
+# The exception types are imported when an error is being handled, not when the CLI starts: pydantic and the
+# clients they come with would add a third of a second to every command.
+
+
+def _fail(error: Exception, exit_code: int, message: str | None = None) -> typer.Exit:
+    make_console(stderr=True).print(f"[bold red]error:[/] {message or error}", highlight=False)
+    return typer.Exit(exit_code)
+
+
+@contextlib.contextmanager
+def infrastructure_errors() -> Iterator[None]:
+    """Kafka or the registry out of reach: one line and exit 3, whatever the command."""
+    try:
+        yield
+    except Exception as error:
+        from services.kafka.errors import KafkaUnreachable
+        from services.registry.errors import RegistryUnavailable
+
+        if isinstance(error, KafkaUnreachable | RegistryUnavailable):
+            raise _fail(error, UNREACHABLE_EXIT) from error
+        raise
+
+
+@contextlib.contextmanager
+def settings_errors() -> Iterator[None]:
+    """An environment variable that does not validate, or a needed one unset: one line naming it, exit 2."""
+    try:
+        yield
+    except ValueError as error:
+        from pydantic import ValidationError
+
+        from services.settings import MissingSetting, describe_invalid_settings
+
+        if isinstance(error, ValidationError):
+            raise _fail(error, 2, describe_invalid_settings(error)) from error
+        if isinstance(error, MissingSetting):
+            raise _fail(error, 2) from error
+        raise
 
 
 @contextlib.contextmanager
 def user_errors(exit_code: int = 2) -> Iterator[None]:
-    try:
-        yield
-    except USER_ERRORS as error:
-        _stderr.print(f"[bold red]error:[/] {error}", highlight=False)
-        raise typer.Exit(exit_code) from error
+    """A bad argument, setting or file: one line and `exit_code`; an unreachable service: one line and exit 3."""
+    with infrastructure_errors():
+        try:
+            with settings_errors():  # inside: pydantic's ValidationError is a ValueError
+                yield
+        except (ValueError, FileNotFoundError) as error:
+            raise _fail(error, exit_code) from error
+        except Exception as error:
+            from confluent_kafka import KafkaError, KafkaException
+
+            from services.devtools.embedded.errors import EmbeddedInfraError
+
+            if isinstance(error, EmbeddedInfraError):
+                raise _fail(error, exit_code) from error
+            if isinstance(error, KafkaException) and error.args and error.args[0].code() in (
+                    KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError.TOPIC_AUTHORIZATION_FAILED,
+                    KafkaError.GROUP_AUTHORIZATION_FAILED, KafkaError.CLUSTER_AUTHORIZATION_FAILED):
+                # A topic that is not there, or an ACL that does not let this principal at it: configuration.
+                raise _fail(error, exit_code, f"Kafka refused: {error.args[0].str()}") from error
+            raise

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from typing import Annotated
 
@@ -10,7 +9,6 @@ import typer
 
 from services.cli.catalog_options import CatalogOption, open_catalog
 from services.cli.errors import user_errors
-from shared.routing import route
 
 
 def explain(
@@ -22,6 +20,10 @@ def explain(
     catalog_path: CatalogOption = None,
 ) -> None:
     """Print the topic, key, partition, tier, salt bucket, key strategy and deciding catalog version (JSON)."""
+    import msgspec
+
+    from shared.routing import route
+
     with user_errors():
         catalog = open_catalog(catalog_path)
         family = topic_family or catalog.default_family
@@ -29,9 +31,10 @@ def explain(
             decided = route(catalog, family, org, interaction)
         except KeyError as error:
             raise ValueError(error.args[0]) from None
-    typer.echo(json.dumps(
-        {"family": family, "org_id": org, "interaction_id": interaction, **dataclasses.asdict(decided)}, indent=2
-    ))
+    placement = msgspec.structs.asdict(decided)
+    placement["partition"] = decided.partition  # of `partitions`, as Java's default partitioner picks it
+    del placement["partitions"]
+    typer.echo(json.dumps({"family": family, "org_id": org, "interaction_id": interaction, **placement}, indent=2))
 
 
 def register(app: typer.Typer) -> None:

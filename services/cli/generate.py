@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
+from services.cli.catalog_options import BootstrapOption, kafka_settings
+from services.cli.console import Output, OutputOption, make_console, print_json
 from services.cli.errors import user_errors
-from services.generation import GenerationError, GenerationSummary, generate_to_topic
-from services.settings import KafkaSettings
-from shared.translation import SourceFormat
+from shared.source_formats import SourceFormat
 
-_console = Console()
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from services.generation import GenerationSummary
 
 
 def generate(
@@ -27,20 +27,23 @@ def generate(
     malformed_rate: Annotated[float, typer.Option("--malformed-rate", help="Share of poison-pill records.")] = 0.0,
     duplicate_rate: Annotated[float, typer.Option("--duplicate-rate", help="Share of redelivered events.")] = 0.0,
     late_rate: Annotated[float, typer.Option("--late-rate", help="Share of events sent late / out of order.")] = 0.02,
-    source_format: Annotated[SourceFormat, typer.Option("--format", help="Source format.")] = SourceFormat.GENESYS,
+    source_format: Annotated[SourceFormat, typer.Option("--source-format", help="Source format.")] = (
+        SourceFormat.CCAAS_JSON),
     seed: Annotated[int, typer.Option("--seed", help="Same seed, same traffic.")] = 0,
     manifest: Annotated[Path | None, typer.Option("--manifest", help="Write a JSONL line per record here.")] = None,
-    bootstrap_servers: Annotated[
-        str | None, typer.Option("--bootstrap-servers", help="Default: REKEY_KAFKA_BOOTSTRAP_SERVERS.")
-    ] = None,
+    bootstrap_servers: BootstrapOption = None,
+    output: OutputOption = Output.table,
 ) -> None:
     """Generate interaction lifecycles of Zipf-sized tenants, with late events, duplicates and poison pills."""
-    settings = KafkaSettings()
-    if bootstrap_servers:
-        settings = settings.model_copy(update={"bootstrap_servers": bootstrap_servers})
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from services.generation import GenerationError, generate_to_topic
+
+    console = make_console(stderr=output is Output.json)
+    settings = kafka_settings(bootstrap_servers)
     with user_errors(), Progress(
         TextColumn("[bold]generating[/] {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=_console, transient=True,
+        console=console, transient=True,
     ) as bar:
         task = bar.add_task(topic, total=events)
         try:
@@ -53,10 +56,15 @@ def generate(
             )
         except GenerationError as error:
             raise ValueError(str(error)) from error
-    _console.print(_table(summary))
+    if output is Output.json:
+        print_json(summary)
+        return
+    console.print(_table(summary))
 
 
 def _table(summary: GenerationSummary) -> Table:
+    from rich.table import Table
+
     table = Table(title=f"sent to {summary.topic}", show_header=False)
     malformed = ", ".join(f"{reason} {count}" for reason, count in sorted(summary.malformed.items())) or "0"
     for name, value in [

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
 import typer
 
 from services.cli import (
@@ -19,7 +22,9 @@ from services.cli import (
     reconcile,
     registry,
     run,
+    status,
     topics,
+    translate,
 )
 
 app = typer.Typer(
@@ -27,10 +32,56 @@ app = typer.Typer(
     help="Re-key badly keyed Kafka topics into versioned domain topics with Java-parity partitions.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
 
-for module in (demo, broker, postgres, registry, topics, run, generate, check, backfill, reconcile, partition, explain,
-               plan, bench, chaos):
+
+def _print_version(requested: bool) -> None:
+    if requested:
+        from importlib.metadata import version
+
+        typer.echo(f"rekey {version('rekey')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    _version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True,
+                                           help="Print the installed version and exit.")] = False,
+    config: Annotated[Path | None, typer.Option(
+        "--config", metavar="<file>", exists=True, dir_okay=False, envvar="REKEY_CONFIG",
+        help="YAML file of settings, each group under its name (kafka: {bootstrap_servers: ...}, registry: "
+             "{url: ...}, catalog_path: ...); REKEY_* variables win over it.")] = None,
+    verbose: Annotated[int, typer.Option("--verbose", "-v", count=True,
+                                         help="Show the Kafka client's (librdkafka's) log lines: -v its warnings "
+                                              "and errors, -vv everything it logs. `rekey run` leaves them to "
+                                              "librdkafka, on stderr.")] = 0,
+) -> None:
+    """Re-key badly keyed Kafka topics into versioned domain topics with Java-parity partitions."""
+    if config is not None:  # the settings read it from the environment, as the services' own processes do
+        import os
+
+        previous = os.environ.get("REKEY_CONFIG")
+        os.environ["REKEY_CONFIG"] = str(config.absolute())
+        ctx.call_on_close(lambda: os.environ.update(REKEY_CONFIG=previous) if previous is not None
+                          else os.environ.pop("REKEY_CONFIG", None))
+    from services.observability.librdkafka import route_client_logs
+
+    route_client_logs(True)  # `rekey run` turns it off again for its service
+    # Undone when the command ends, for a caller that runs commands in-process (the tests).
+    ctx.call_on_close(lambda: route_client_logs(False))
+    if verbose:
+        import logging
+
+        from services.observability.librdkafka import hide_librdkafka_logs, show_librdkafka_logs
+
+        handler = show_librdkafka_logs(logging.WARNING if verbose == 1 else logging.DEBUG)
+        ctx.call_on_close(lambda: hide_librdkafka_logs(handler))
+
+
+for module in (demo, broker, postgres, registry, topics, run, status, translate, generate, check, backfill, reconcile,
+               partition, explain, plan, bench, chaos):
     module.register(app)
 
 

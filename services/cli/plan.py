@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from services.cli.catalog_options import BootstrapOption, kafka_settings
+from services.cli.console import Output, OutputOption, make_console, print_json
 from services.cli.errors import user_errors
-from services.kafka.sampling import sample_keys
-from services.planning.outputs import write_outputs
-from shared.planning import SampleRow, SimulationParams, SkewReport, parse_sample, rows_from_keys, simulate
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+    from shared.planning import SampleRow, SkewReport
 
 
 def _duration(seconds: float | None) -> str:
@@ -27,6 +28,11 @@ def _duration(seconds: float | None) -> str:
 
 
 def _topic_rows(topic: str, size: int, bootstrap: str | None, console: Console) -> list[SampleRow]:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from services.kafka.sampling import sample_keys  # loaded only when sampling a topic
+    from shared.planning import rows_from_keys
+
     config = kafka_settings(bootstrap).librdkafka()
     columns = (TextColumn("sampling {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=True) as progress:
@@ -42,6 +48,8 @@ def _topic_rows(topic: str, size: int, bootstrap: str | None, console: Console) 
 
 
 def _strategy_table(report: SkewReport) -> Table:
+    from rich.table import Table
+
     capacity = report.params.consumer_capacity
     table = Table(title=f"{report.params.peak_rate:,.0f} events/s over {report.params.partitions} partitions, "
                         f"consumer capacity {capacity:,.0f}/s per partition", title_justify="left")
@@ -97,13 +105,16 @@ def plan(
     offpeak_ratio: Annotated[float, typer.Option(
         "--offpeak-ratio", min=0, max=1, help="Incoming rate after the peak, as a fraction of the peak.",
     )] = 0.5,
+    output: OutputOption = Output.table,
 ) -> None:
     """Simulate partition load per key strategy from a key sample; flag skew and recommend the fix.
 
     For each strategy: per-partition rate, max and P95, lag growth and drain time at the consumer capacity, and
     the ordering it keeps. Writes plan.json and partition_rates.png to --out and prints a table.
     """
-    console = Console()
+    from shared.planning import SimulationParams, parse_sample, simulate
+
+    console = make_console(stderr=output is Output.json)
     with user_errors():
         if (sample is None) == (sample_topic is None):
             raise ValueError("give exactly one of --sample FILE or --sample-topic TOPIC")
@@ -117,7 +128,13 @@ def plan(
             peak_rate=peak_rate, partitions=partitions, consumer_capacity=consumer_capacity,
             salt_buckets=salt_buckets, peak_duration_s=peak_duration, offpeak_ratio=offpeak_ratio,
         ))
+        from services.planning.outputs import write_outputs  # matplotlib: loaded only by this command
         report_path, chart_path = write_outputs(report, out)
+    if output is Output.json:
+        from services.planning.outputs import report_dict
+
+        print_json(report_dict(report))
+        return
     console.print(_strategy_table(report))
     _print_findings(report, console)
     console.print(f"wrote {report_path} and {chart_path}", highlight=False)

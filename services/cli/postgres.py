@@ -7,14 +7,15 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
+from services.cli.console import make_console
 from services.cli.errors import user_errors
-from services.embedded.postgres import DEFAULT_DATA_DIR, DEFAULT_OS_USER, DEFAULT_PORT, PostgresServer
+from services.devtools.embedded.defaults import POSTGRES_DATA_DIR as DEFAULT_DATA_DIR
+from services.devtools.embedded.defaults import POSTGRES_OS_USER as DEFAULT_OS_USER
+from services.devtools.embedded.defaults import POSTGRES_PORT as DEFAULT_PORT
 
 postgres_app = typer.Typer(help="Run an embedded PostgreSQL server on 127.0.0.1.", no_args_is_help=True)
 DataDir = Annotated[Path, typer.Option("--data-dir", help="Where the server keeps its data, log and socket.")]
-_console = Console()
 
 
 @postgres_app.command()
@@ -27,16 +28,21 @@ def start(
     timeout: Annotated[float, typer.Option(help="Seconds to wait for the server to accept connections.")] = 60.0,
 ) -> None:
     """Initialise the data directory on first use, start the server and wait until it accepts connections."""
+    from services.devtools.embedded.postgres import PostgresServer
+
+    console = make_console()
     with user_errors():
         server = PostgresServer(data_dir, port=port, os_user=os_user)
-        with _console.status(f"starting PostgreSQL in {server.data_dir} ..."):
+        with console.status(f"starting PostgreSQL in {server.data_dir} ..."):
             server.start(timeout=timeout)
-    _console.print(f"PostgreSQL ready: [bold]{server.dsn}[/]")
+    console.print(f"PostgreSQL ready: [bold]{server.dsn}[/]")
 
 
 @postgres_app.command()
 def status(data_dir: DataDir = DEFAULT_DATA_DIR) -> None:
     """Print the server's port, process id, DSN and whether it accepts connections (JSON). Exit 1 if not."""
+    from services.devtools.embedded.postgres import PostgresServer
+
     with user_errors():
         report = PostgresServer(data_dir).status()
     typer.echo(json.dumps(report, indent=2))
@@ -47,10 +53,12 @@ def status(data_dir: DataDir = DEFAULT_DATA_DIR) -> None:
 @postgres_app.command()
 def stop(data_dir: DataDir = DEFAULT_DATA_DIR) -> None:
     """Stop the server (fast shutdown). Data stays in --data-dir."""
+    from services.devtools.embedded.postgres import PostgresServer
+
     with user_errors():
         server = PostgresServer(data_dir)
         server.stop()
-    _console.print(f"PostgreSQL stopped; data kept in {server.data_dir}")
+    make_console().print(f"PostgreSQL stopped; data kept in {server.data_dir}")
 
 
 def register(app: typer.Typer) -> None:

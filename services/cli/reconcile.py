@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
+from services.cli.catalog_options import BootstrapOption, kafka_settings
+from services.cli.console import Output, OutputOption, make_console, print_json
 from services.cli.errors import user_errors
-from services.reconciliation.reconciler import Report
-from services.reconciliation.settings import ReconcileOptions, ReconcilerSettings
-from services.reconciliation.topics import TopicReadError
-from services.sink.settings import SinkOptions
-from services.sink.store import SinkStoreError
 
-_console = Console()
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from services.reconciliation.reconciler import Report
 
 
 def _when(value: str | None, option: str) -> int | None:
@@ -38,6 +37,8 @@ def _iso(millis: int) -> str:
 
 
 def _render(report: Report) -> Table:
+    from rich.table import Table
+
     table = Table(title=f"reconciliation: {report.windows} (org, window) checked, {len(report.found)} mismatching")
     for column in ("check", "org", "window (UTC)", "left", "right", "status"):
         table.add_column(column)
@@ -57,17 +58,30 @@ def reconcile(
         "--source-topic", help="Also audit this catalog source topic against the domain topic.")] = None,
     since: Annotated[str | None, typer.Option(help="Audit event times from (ISO-8601 or epoch ms).")] = None,
     until: Annotated[str | None, typer.Option(help="Audit event times before (ISO-8601 or epoch ms).")] = None,
-    window: Annotated[int | None, typer.Option("--window", help="Window in seconds [3600].")] = None,
+    window: Annotated[str | None, typer.Option(
+        "--window", help="Event-time window: 15m, 1h, 1d, ... or seconds [default: REKEY_RECONCILE_WINDOW_S, else "
+                         "1h].")] = None,
+    bootstrap_servers: BootstrapOption = None,
+    output: OutputOption = Output.table,
     repair: Annotated[bool, typer.Option("--repair", help="Rewind mismatching windows into the sink.")] = False,
     emit: Annotated[bool, typer.Option(help="Publish ReconciliationRequired records per mismatch.")] = True,
 ) -> None:
     """Audit per org and event-time window (counts + SHA-1 over sorted key fields): source topic vs domain
     topic, domain topic vs sink (history + corrections), sink history vs sink table. Exit 1 when a mismatch is
     left unrepaired."""
+    from services.reconciliation.settings import ReconcileOptions, ReconcilerSettings
+    from services.reconciliation.topics import TopicReadError
+    from services.sink.settings import SinkOptions
+    from services.sink.store import SinkStoreError
+    from shared.durations import parse_duration_ms
+
+    _console = make_console(stderr=output is Output.json)
     with user_errors():
         sink: dict[str, Any] = {"topic": topic, "table": table, "database_url": database_url}
-        audit: dict[str, Any] = {"source_topic": source_topic, "window_s": window, "repair": repair or None}
+        window_s = parse_duration_ms(window) // 1000 if window is not None else None
+        audit: dict[str, Any] = {"source_topic": source_topic, "window_s": window_s, "repair": repair or None}
         settings = ReconcilerSettings(  # options given on the command line win over REKEY_* variables
+            kafka=kafka_settings(bootstrap_servers),
             sink=SinkOptions(**{k: v for k, v in sink.items() if v is not None}),
             reconcile=ReconcileOptions(emit=emit, **{k: v for k, v in audit.items() if v is not None}),
         )
@@ -81,6 +95,9 @@ def reconcile(
             reconciler.store.close()
         except (SinkStoreError, TopicReadError) as error:
             raise ValueError(str(error)) from error
+    if output is Output.json:
+        print_json({**dataclasses.asdict(report), "clean": report.clean})
+        raise typer.Exit(0 if report.clean else 1)
     if report.found:
         _console.print(_render(report))
     if report.undecodable:

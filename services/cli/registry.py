@@ -7,16 +7,16 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
+from services.cli.console import make_console
 from services.cli.errors import user_errors
-from services.embedded.registry import DEFAULT_DATA_DIR, DEFAULT_PORT, SchemaRegistryServer
+from services.devtools.embedded.defaults import REGISTRY_DATA_DIR as DEFAULT_DATA_DIR
+from services.devtools.embedded.defaults import REGISTRY_PORT as DEFAULT_PORT
 
 registry_app = typer.Typer(
     help="Run a Confluent-API-compatible schema registry (Apicurio Registry) on 127.0.0.1.", no_args_is_help=True
 )
 DataDir = Annotated[Path, typer.Option("--data-dir", help="Where the registry keeps its database and log.")]
-_console = Console()
 
 
 @registry_app.command()
@@ -28,16 +28,21 @@ def start(
     timeout: Annotated[float, typer.Option(help="Seconds to wait for the registry to answer.")] = 90.0,
 ) -> None:
     """Start the registry (fetching it from Maven Central the first time) and wait until it answers."""
+    from services.devtools.embedded.registry import SchemaRegistryServer
+
+    console = make_console()
     with user_errors():
         server = SchemaRegistryServer(data_dir, port=port)
-        with _console.status(f"starting the schema registry in {server.data_dir} ..."):
+        with console.status(f"starting the schema registry in {server.data_dir} ..."):
             server.start(timeout=timeout)
-    _console.print(f"Schema registry ready: [bold]{server.url}[/] (export REKEY_REGISTRY_URL={server.url})")
+    console.print(f"Schema registry ready: [bold]{server.url}[/] (export REKEY_REGISTRY_URL={server.url})")
 
 
 @registry_app.command()
 def status(data_dir: DataDir = DEFAULT_DATA_DIR) -> None:
     """Print the registry's URL, process id and readiness (JSON). Exit 1 if it is not answering."""
+    from services.devtools.embedded.registry import SchemaRegistryServer
+
     report = SchemaRegistryServer(data_dir).status()
     typer.echo(json.dumps(report, indent=2))
     if not report["ready"]:
@@ -47,9 +52,11 @@ def status(data_dir: DataDir = DEFAULT_DATA_DIR) -> None:
 @registry_app.command()
 def stop(data_dir: DataDir = DEFAULT_DATA_DIR) -> None:
     """Stop the registry (SIGTERM, then SIGKILL after 30 s). Schemas stay in --data-dir."""
+    from services.devtools.embedded.registry import SchemaRegistryServer
+
     server = SchemaRegistryServer(data_dir)
     server.stop()
-    _console.print(f"Schema registry stopped; data kept in {server.data_dir}")
+    make_console().print(f"Schema registry stopped; data kept in {server.data_dir}")
 
 
 def register(app: typer.Typer) -> None:

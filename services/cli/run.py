@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from enum import StrEnum
 from typing import Annotated
 
 import typer
+
+from services.cli.catalog_options import BootstrapOption
+from services.cli.errors import infrastructure_errors, settings_errors
 
 
 class Service(StrEnum):
@@ -32,11 +36,20 @@ def _run_worker(service: Service, stage: str | None) -> None:
     worker.run()
 
 
+def _require_kafka() -> None:
+    """Fail with one line and exit code 3 when no broker answers, before any client starts retrying for ever."""
+    from services.kafka.connectivity import require_kafka
+    from services.settings import KafkaSettings
+
+    require_kafka(KafkaSettings().librdkafka())
+
+
 def run(
     service: Annotated[Service, typer.Argument(help="Which service to run.")],
     stage: Annotated[str | None, typer.Option(
         "--stage", help="acl only: run one stage, `translate` or `sequence` (default: both in one process).",
     )] = None,
+    bootstrap_servers: BootstrapOption = None,
 ) -> None:
     """Run a service until SIGTERM/SIGINT (then it finishes its batch, checkpoints, leaves the group and exits).
 
@@ -48,16 +61,23 @@ def run(
     """
     if stage is not None and (service is not Service.acl or stage not in ("translate", "sequence")):
         raise typer.BadParameter("--stage takes `translate` or `sequence`, and only with `acl`", param_hint="--stage")
-    if service in (Service.acl, Service.projection):
-        _run_worker(service, stage)
-    elif service is Service.sink:
-        from services.sink.service import run_sink
+    from services.observability.librdkafka import route_client_logs
 
-        run_sink()
-    else:
-        from services.reconciliation.service import run_reconciler
+    route_client_logs(False)  # a service's clients log through librdkafka itself (see observability.librdkafka)
+    if bootstrap_servers:
+        os.environ["REKEY_KAFKA_BOOTSTRAP_SERVERS"] = bootstrap_servers  # every service reads its settings from it
+    with infrastructure_errors(), settings_errors():
+        _require_kafka()
+        if service in (Service.acl, Service.projection):
+            _run_worker(service, stage)
+        elif service is Service.sink:
+            from services.sink.service import run_sink
 
-        run_reconciler()
+            run_sink()
+        else:
+            from services.reconciliation.service import run_reconciler
+
+            run_reconciler()
 
 
 def register(app: typer.Typer) -> None:

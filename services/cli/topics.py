@@ -8,27 +8,27 @@ catalog), nothing changed for it; 4 a keyed topic needs more partitions and --al
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from confluent_kafka import KafkaException
-from rich.console import Console
-from rich.table import Table
 
-from services.catalog_files import display_path
 from services.cli.catalog_options import BootstrapOption, CatalogOption, kafka_settings, open_catalog
+from services.cli.console import Output, OutputOption, make_console, print_json
 from services.cli.errors import user_errors
-from services.kafka.topics import BrokersUnavailable, TopicAdminError
-from services.settings import ServiceSettings
-from services.topics.apply import ApplyExit, ApplyReport, apply_catalog
-from shared.catalog import render_markdown
-from shared.catalog.drift import PARTITIONS
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from services.topics.apply import ApplyReport
 
 topics_app = typer.Typer(help="Provision and document the topics of the catalog.", no_args_is_help=True)
 
 
 def _status_table(report: ApplyReport) -> Table:
+    from rich.table import Table
+
     table = Table(title="Topics", title_justify="left")
     for column in ("topic", "status"):
         table.add_column(column, overflow="fold")
@@ -44,6 +44,10 @@ def _status_table(report: ApplyReport) -> Table:
 
 
 def _drift_table(report: ApplyReport) -> Table:
+    from rich.table import Table
+
+    from shared.catalog.drift import PARTITIONS
+
     table = Table(title="Drift (not changed: fix the topic or the catalog)", title_justify="left")
     for column in ("topic", "setting", "catalog", "actual"):
         table.add_column(column, overflow="fold")
@@ -54,6 +58,8 @@ def _drift_table(report: ApplyReport) -> Table:
 
 
 def _remap_table(report: ApplyReport) -> Table:
+    from rich.table import Table
+
     table = Table(title="Partition-count changes of keyed topics", title_justify="left")
     for column in ("topic", "partitions", "keys moved", "sample", "action"):
         table.add_column(column, overflow="fold")
@@ -84,6 +90,7 @@ def apply(
     sample_size: Annotated[int, typer.Option(
         "--sample-size", min=1, help="Keys sampled to count how many a partition change would move.",
     )] = 10_000,
+    output: OutputOption = Output.table,
 ) -> None:
     """Create missing topics, report drift, and guard partition-count changes of keyed topics.
 
@@ -91,7 +98,12 @@ def apply(
     Exit codes: 0 in sync; 1 Kafka refused an operation; 2 invalid catalog/arguments; 3 drift reported;
     4 keyed partition change refused (needs --allow-remap); 5 no broker answered in --wait-for-brokers.
     """
-    console = Console()
+    from confluent_kafka import KafkaException
+
+    from services.kafka.topics import BrokersUnavailable, TopicAdminError
+    from services.topics.apply import ApplyExit, apply_catalog
+
+    console = make_console()
     with user_errors(ApplyExit.INVALID):
         catalog = open_catalog(catalog_path)
         settings = kafka_settings(bootstrap_servers)
@@ -103,11 +115,15 @@ def apply(
                 sample_size=sample_size,
             )
     except BrokersUnavailable as error:
-        Console(stderr=True).print(f"[bold red]error:[/] {error}", highlight=False)
+        make_console(stderr=True).print(f"[bold red]error:[/] {error}", highlight=False)
         raise typer.Exit(ApplyExit.NO_BROKERS) from error
     except (TopicAdminError, KafkaException) as error:
-        Console(stderr=True).print(f"[bold red]error:[/] {error}", highlight=False)
+        make_console(stderr=True).print(f"[bold red]error:[/] {error}", highlight=False)
         raise typer.Exit(ApplyExit.KAFKA_ERROR) from error
+    if output is Output.json:
+        print_json({"catalog_version": catalog.version, "bootstrap_servers": settings.bootstrap_servers,
+                    **dataclasses.asdict(report), "exit_code": int(report.exit_code)})
+        raise typer.Exit(report.exit_code)
     console.print(_status_table(report))
     if report.remapped or report.refused:
         console.print(_remap_table(report))
@@ -133,11 +149,15 @@ def docs(
 ) -> None:
     """Render the Markdown documentation of every topic in the catalog."""
     with user_errors():
+        from services.catalog_files import display_path
+        from services.settings import ServiceSettings
+        from shared.catalog import render_markdown
+
         path = catalog_path or ServiceSettings().catalog_path
         catalog = open_catalog(path)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(render_markdown(catalog, display_path(path)), encoding="utf-8")
-    Console().print(f"wrote {out} ({len(catalog.topics) + len(catalog.sources)} topics)", highlight=False)
+    make_console().print(f"wrote {out} ({len(catalog.topics) + len(catalog.sources)} topics)", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -75,7 +75,7 @@ def generate_to_topic(
     malformed_rate: float = 0.0,
     duplicate_rate: float = 0.0,
     late_rate: float = 0.02,
-    source_format: SourceFormat | str = SourceFormat.GENESYS,
+    source_format: SourceFormat | str = SourceFormat.CCAAS_JSON,
     seed: int = 0,
     manifest_path: Path | None = None,
     progress: Callable[[int], None] | None = None,

@@ -9,6 +9,8 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
+from services.kafka.transient import LEADER_MOVING
+
 
 def iter_topic(config: dict[str, Any], topic: str, idle_timeout: float = 30.0,
                progress: Callable[[int], None] | None = None,
@@ -19,11 +21,11 @@ def iter_topic(config: dict[str, Any], topic: str, idle_timeout: float = 30.0,
                          "enable.partition.eof": True, "fetch.max.bytes": 52428800})
     try:
         metadata = consumer.list_topics(topic, timeout=10).topics[topic]
-        if metadata.error is not None:
-            raise KafkaException(metadata.error)
+        if metadata.error is not None:  # missing, or not ours to describe: say which topic
+            raise KafkaException(KafkaError(metadata.error.code(), f"topic {topic!r}: {metadata.error.str()}"))
         remaining: dict[int, int] = {}
         for partition in metadata.partitions:
-            low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=10)
+            low, high = _watermarks(consumer, TopicPartition(topic, partition))
             if high > low:
                 remaining[partition] = high
         consumer.assign([TopicPartition(topic, p, 0) for p in remaining])
@@ -53,3 +55,16 @@ def iter_topic(config: dict[str, Any], topic: str, idle_timeout: float = 30.0,
                 progress(records)
     finally:
         consumer.close()
+
+
+def _watermarks(consumer: Consumer, partition: TopicPartition, patience: float = 30.0) -> tuple[int, int]:
+    """Low and high watermark of `partition`, asked again while its leader is being elected."""
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            low, high = consumer.get_watermark_offsets(partition, timeout=10)
+            return int(low), int(high)
+        except KafkaException as error:
+            if error.args[0].code() not in LEADER_MOVING or time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)

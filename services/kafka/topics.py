@@ -30,6 +30,7 @@ def wait_for_brokers(admin: AdminClient, bootstrap: str, seconds: float) -> None
             admin.list_topics(timeout=attempt)  # blocks up to `attempt` while no broker answers
             return
         except KafkaException as error:
+            admin.poll(0)  # hands librdkafka's queued log lines to its logger
             if time.monotonic() >= deadline:
                 raise BrokersUnavailable(
                     f"no Kafka broker answered at {bootstrap} (waited {max(seconds, attempt):.0f}s): {error}"

@@ -39,11 +39,14 @@ class HealthServer:
                     self._send(404, b"not found: try /healthz, /readyz or /metrics\n", "text/plain")
 
             def _send(self, status: int, body: bytes, content_type: str) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", content_type)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the prober gave up waiting; it asks again
 
             def log_message(self, format: str, *args: object) -> None:
                 """Probes every few seconds are not worth a log line."""

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
+from services.settings import RekeySettings
 from services.sink.settings import SinkSettings
 
 
-class ReconcileOptions(BaseSettings):
+class ReconcileOptions(RekeySettings):
     """What to audit and how (`REKEY_RECONCILE_*`)."""
 
     model_config = SettingsConfigDict(env_prefix="REKEY_RECONCILE_", extra="ignore")

@@ -7,6 +7,7 @@ fetched schema is cached by id together with its parsed form.
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import TracebackType
@@ -45,13 +46,16 @@ class SchemaRegistryClient:
     def __init__(self, settings: RegistrySettings, timeout: float = 10.0) -> None:
         self.url = settings.url.rstrip("/")
         auth = None
+        headers = {"Content-Type": _CONTENT_TYPE, "Accept": f"{_CONTENT_TYPE}, application/json"}
         if settings.username:
             password = settings.password.get_secret_value() if settings.password else ""
             auth = httpx.BasicAuth(settings.username, password)
-        self._http = httpx.Client(
-            base_url=self.url, auth=auth, timeout=timeout,
-            headers={"Content-Type": _CONTENT_TYPE, "Accept": f"{_CONTENT_TYPE}, application/json"},
-        )
+        if settings.bearer_token:
+            headers["Authorization"] = f"Bearer {settings.bearer_token.get_secret_value()}"
+        verify: ssl.SSLContext | bool = True
+        if settings.ssl_ca_location:
+            verify = ssl.create_default_context(cafile=str(settings.ssl_ca_location))
+        self._http = httpx.Client(base_url=self.url, auth=auth, timeout=timeout, headers=headers, verify=verify)
         self._ids: dict[tuple[str, str], int] = {}
         self._schemas: dict[int, RegisteredSchema] = {}
 

@@ -11,15 +11,23 @@ committed offsets and drops the pending state (`abandon`): a retry then redoes e
 
 from __future__ import annotations
 
+import time
+
 import structlog
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
-from services.runtime.state import Table
+from services.runtime.state import Table, changelog_ends
 
 log = structlog.get_logger()
 
 TIMEOUT = 30.0
 COMMIT_ATTEMPTS = 3
+SLOW = 0.25
+ENDS_TIMEOUT = 5.0
+"""A checkpoint waits this long for the changelog ends, then keeps the stores' previous changelog offsets."""
+CHANGELOG_ENDS_EVERY = 10.0
+"""Seconds between lookups of the changelog ends the local stores record: in between, a store keeps its
+previous changelog offset and a restore rereads at most that much more."""
 
 
 class CheckpointFailed(RuntimeError):
@@ -27,15 +35,18 @@ class CheckpointFailed(RuntimeError):
 
 
 class Checkpoint:
-    def __init__(self, consumer: Consumer, producer: Producer, exactly_once: bool,
+    def __init__(self, consumer: Consumer, producer: Producer, watermarks: Consumer, exactly_once: bool,
                  tables: dict[tuple[str, int], Table]) -> None:
+        """`watermarks`: a read_uncommitted consumer of no group, for the changelog ends (`changelog_ends`)."""
         self.consumer = consumer
+        self.watermarks = watermarks
         self.producer = producer
         self.exactly_once = exactly_once
         self.tables = tables
         self.offsets: dict[tuple[str, int], int] = {}
         self.failures: list[str] = []
         self.in_transaction = False
+        self.ends_recorded_at = 0.0
 
     def begin(self) -> None:
         """Open the transaction that the next outputs belong to (exactly-once; nothing to do otherwise)."""
@@ -47,33 +58,52 @@ class Checkpoint:
         log.error("output not delivered: the next commit is blocked", output=description)
         self.failures.append(description)
 
-    def commit(self) -> None:
+    def commit(self, final: bool = False) -> float | None:
+        """Commit what was processed since the last checkpoint; return how long it took (None: nothing to do).
+        `final`: the last checkpoint of these partitions here (revocation, stop): record the changelog ends."""
         changed = [table for table in self.tables.values() if table.pending]
         if not self.offsets and not changed and not self.in_transaction:
-            return
+            return None
+        started = time.monotonic()
         self.begin()
-        for table in changed:
-            for key, value in table.pending.items():
+        records = {table: table.changelog_records() for table in changed}
+        for table, changes in records.items():
+            for key, value in changes.items():
                 self.producer.produce(table.changelog, value, key, table.partition)
+        produced = time.monotonic()
         offsets = [TopicPartition(topic, partition, offset) for (topic, partition), offset in self.offsets.items()]
         if self.exactly_once:
             self._commit_transaction(offsets)
         else:
             self._flush_and_commit(offsets)
-        for table in changed:
-            table.persist(self._changelog_end(table))
+        committed = time.monotonic()
+        ends: dict[Table, int] = {}
+        if final or committed - self.ends_recorded_at >= CHANGELOG_ENDS_EVERY:
+            ends = self._changelog_ends(list(records))
+            self.ends_recorded_at = time.monotonic()
+        for table, changes in records.items():
+            table.persist(changes, ends.get(table))
         self.offsets.clear()
+        seconds = time.monotonic() - started
+        if seconds > SLOW:
+            log.warning("slow checkpoint", seconds=round(seconds, 3),
+                        changelog_records=sum(map(len, records.values())),
+                        produce_changelog=round(produced - started, 3), commit=round(committed - produced, 3),
+                        persist=round(time.monotonic() - committed, 3))
+        return seconds
 
-    def _changelog_end(self, table: Table) -> int | None:
-        """Where the changelog partition ends now (None if the cluster cannot say: a leader moving). The local
-        store records it, so a restore reads only what follows; an older value only makes a restore reread."""
+    def _changelog_ends(self, tables: list[Table]) -> dict[Table, int]:
+        """Where each table's changelog partition ends now; when the cluster cannot say in time (a leader moving),
+        every table keeps its previous changelog offset. The local store
+        records it, so a restore reads only what follows; an older value only makes a restore reread."""
         try:
-            return int(self.consumer.get_watermark_offsets(TopicPartition(table.changelog, table.partition),
-                                                           timeout=5)[1])
+            ends = changelog_ends(self.watermarks, [(table.changelog, table.partition) for table in tables],
+                                  ENDS_TIMEOUT)
         except KafkaException as error:
-            log.warning("changelog end unknown: the local store keeps its previous changelog offset",
-                        changelog=table.changelog, partition=table.partition, error=str(error.args[0]))
-            return None
+            log.warning("changelog ends unknown: the local stores keep their previous changelog offsets",
+                        error=str(error.args[0]))
+            return {}
+        return {table: ends[(table.changelog, table.partition)] for table in tables}
 
     def _flush_and_commit(self, offsets: list[TopicPartition]) -> None:
         undelivered = self.producer.flush(TIMEOUT)
@@ -90,8 +120,7 @@ class Checkpoint:
         for attempt in range(1, COMMIT_ATTEMPTS + 1):
             try:
                 if offsets:
-                    self.producer.send_offsets_to_transaction(offsets, self.consumer.consumer_group_metadata(),
-                                                              TIMEOUT)
+                    self.producer.send_offsets_to_transaction(offsets, self._group_metadata(), TIMEOUT)
                     offsets = []
                 self.producer.commit_transaction(TIMEOUT)
                 self.in_transaction = False
@@ -106,6 +135,15 @@ class Checkpoint:
                     raise CheckpointFailed(f"transaction not committed after {attempt} attempts: {error}") \
                         from exception
                 log.warning("transaction commit failed, retrying", error=str(error), attempt=attempt)
+
+    def _group_metadata(self) -> object:
+        """The group generation the offsets are committed under. A consumer whose session timed out (paused past
+        it) holds an empty member id until it has rejoined; the broker accepts transactional offsets without a
+        member (as from producers older than KIP-447), so they would not be fenced: refused here instead."""
+        metadata = self.consumer.consumer_group_metadata()
+        if not self.consumer.memberid():
+            raise CheckpointFailed("this worker is no longer a member of its group (its session timed out)")
+        return metadata
 
     def abandon(self) -> None:
         """Drop uncommitted work: abort the open transaction, forget pending state, offsets and failures."""

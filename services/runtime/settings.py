@@ -16,12 +16,18 @@ class RuntimeSettings(ServiceSettings):
         default=None, description="Stable id of this worker (its transactional.id suffix); persisted in the state "
                                   "directory when unset, so a restarted worker fences its own previous incarnation.")
     state_store: Literal["memory", "rocksdb"] = "rocksdb"
+    state_memory_mb: int = Field(
+        default=64, ge=8, description="RocksDB memory of a worker, all its stores together (block cache and "
+                                      "memtables); state beyond it lives on disk.")
     internal_partitions: int = Field(default=8, ge=1, description="Partitions of the sequencing topic.")
     internal_replication_factor: int = Field(default=1, ge=1)
     dedupe_horizon_hours: float = Field(
         default=168.0, gt=0, description="How long a dedupe id is remembered (retention of its changelog)."
     )
-    commit_interval_ms: int = Field(default=1000, ge=100, le=60_000, description="Checkpoint every this often.")
+    commit_interval_ms: int | None = Field(
+        default=None, ge=50, le=60_000,
+        description="Checkpoint every this often; default 1000 at-least-once, 200 exactly-once (outputs become "
+                    "readable at the commit of their transaction, so the interval bounds their latency).")
     batch_size: int = Field(default=10_000, ge=1, le=1_000_000, description="Records per consume() call.")
     poll_timeout_ms: int = Field(default=100, ge=1, le=5_000, description="Longest wait of one consume() call.")
     transaction_timeout_ms: int = Field(
@@ -38,6 +44,12 @@ class RuntimeSettings(ServiceSettings):
     def exactly_once(self) -> bool:
         return self.processing_guarantee == "exactly_once"
 
+    @property
+    def checkpoint_interval_ms(self) -> int:
+        if self.commit_interval_ms is not None:
+            return self.commit_interval_ms
+        return 200 if self.exactly_once else 1000
+
     def consumer_config(self, group_id: str) -> dict[str, Any]:
         return {
             **self.kafka.librdkafka(),
@@ -53,7 +65,8 @@ class RuntimeSettings(ServiceSettings):
             # A subscribed topic missing from the metadata at the first assignment (just created, not yet known
             # to every broker) joins the assignment at the next refresh: keep that seconds, not 5 minutes away.
             "topic.metadata.refresh.interval.ms": 5_000,
-            "queued.max.messages.kbytes": 65_536,
+            # Prefetch: 16 MB is still several batches of typical records, and a worker's memory stays small.
+            "queued.max.messages.kbytes": 16_384,
         }
 
     def producer_config(self, transactional_id: str | None) -> dict[str, Any]:
@@ -63,7 +76,7 @@ class RuntimeSettings(ServiceSettings):
             "linger.ms": 5,
             "batch.size": 1_000_000,
             "queue.buffering.max.messages": 1_000_000,
-            "queue.buffering.max.kbytes": 1_048_576,
+            "queue.buffering.max.kbytes": 131_072,  # past it produce() waits for deliveries (BufferError)
             "delivery.report.only.error": True,
         }
         if transactional_id is not None:

@@ -70,15 +70,35 @@ class MemoryStore:
         self.offset = 0
 
 
+def rocks_options(memory_mb: int) -> Any:
+    """RocksDB options shared by every store of a process: one LRU block cache, and memtables charged to it, so
+    all stores together stay within `memory_mb` (RocksDB's defaults give each store 64 MB memtables of its own;
+    a worker holds two stores per input partition)."""
+    from rocksdict import BlockBasedOptions, Cache, Options, WriteBufferManager
+
+    budget = memory_mb * 1024 * 1024
+    cache = Cache(budget)
+    table = BlockBasedOptions()
+    table.set_block_cache(cache)
+    table.set_bloom_filter(10, False)
+    options = Options(raw_mode=True)
+    options.set_block_based_table_factory(table)
+    options.set_write_buffer_manager(WriteBufferManager.new_write_buffer_manager_with_cache(budget // 2, False, cache))
+    options.set_write_buffer_size(min(8 * 1024 * 1024, budget // 8))
+    options.set_max_write_buffer_number(2)
+    return options
+
+
 class RocksStore:
     """State in a local RocksDB directory that survives restarts: only the changelog's tail is restored."""
 
-    def __init__(self, path: Path) -> None:
-        from rocksdict import Options, Rdict
+    def __init__(self, path: Path, options: Any = None) -> None:
+        """`options`: `rocks_options(...)` shared with the process's other stores (a small default otherwise)."""
+        from rocksdict import Rdict
 
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._options = Options(raw_mode=True)
+        self._options = options if options is not None else rocks_options(16)
         self.db = Rdict(str(path), self._options)
 
     def get(self, key: bytes) -> bytes | None:
@@ -112,7 +132,27 @@ class RocksStore:
         self.db = Rdict(str(self.path), self._options)
 
 
-_MISSING = object()
+def changelog_ends(watermarks: Consumer, partitions: Iterable[tuple[str, int]],
+                   timeout: float = 30.0) -> dict[tuple[str, int], int]:
+    """Where each changelog partition ends: its high watermark, committed or not, as a read_uncommitted consumer
+    (`watermarks`) sees it.
+
+    A changelog read with read_committed is complete only there. Its last stable offset lags while a transaction
+    is open, and for a moment after one commits (the coordinator writes the commit markers after it has answered
+    the producer): a restore that stopped at it missed the previous owner's last checkpoint while the committed
+    input offsets (fetched as stable) already included it. A consumer, not the AdminClient: after a leader was
+    killed the AdminClient's ListOffsets kept answering FENCED_LEADER_EPOCH from a stale leader, then left its
+    futures unanswered (a worker hung restoring). Raises `KafkaException` when the partitions cannot all say
+    within `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    ends: dict[tuple[str, int], int] = {}
+    for topic, partition in partitions:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise KafkaException(KafkaError(KafkaError._TIMED_OUT, f"changelog ends unknown after {timeout:.0f}s"))
+        _, high = watermarks.get_watermark_offsets(TopicPartition(topic, partition), timeout=remaining, cached=False)
+        ends[(topic, partition)] = high
+    return ends
 
 
 def input_offset(value: bytes | None) -> int:
@@ -147,22 +187,30 @@ class Table:
         self.changelog = changelog
         self.partition = partition
         self.store = store
-        self.pending: dict[bytes, bytes | None] = {}
+        self.pending: dict[bytes, tuple[int, list[Any]]] = {}
+        """Changes since the last checkpoint: key -> (input offset, value)."""
 
     def get(self, key: bytes) -> list[Any] | None:
-        raw = self.pending.get(key, _MISSING)
-        if raw is _MISSING:
-            raw = self.store.get(key)
-        return None if raw is None else _decode(raw)[1:]  # type: ignore[arg-type]
+        change = self.pending.get(key)
+        if change is not None:
+            return change[1]
+        raw = self.store.get(key)
+        return None if raw is None else _decode(raw)[1:]  # type: ignore[no-any-return]
 
     def put(self, key: bytes, value: list[Any], offset: int) -> None:
         """Set `key` to `value` as of processing the input record at `offset`."""
-        self.pending[key] = _encode([offset, *value])
+        self.pending[key] = (offset, value)
 
-    def restore(self, reader: Consumer, committed_input: int) -> int:
-        """Bring the local store up to the changelog's end; return how many changelog records were applied."""
+    def changelog_records(self) -> dict[bytes, bytes]:
+        """The pending changes as changelogged (and stored) values, msgpack `[input_offset, *value]`."""
+        return {key: _encode([offset, *value]) for key, (offset, value) in self.pending.items()}
+
+    def restore(self, reader: Consumer, committed_input: int, high: int) -> int:
+        """Bring the local store up to the changelog's end `high` (`changelog_ends`); return how many changelog
+        records were applied. An open transaction below `high` (a fenced worker's, until it is aborted) is waited
+        for: what it holds may be committed."""
         tp = TopicPartition(self.changelog, self.partition)
-        low, high = reader.get_watermark_offsets(tp, timeout=30)
+        low, _ = reader.get_watermark_offsets(tp, timeout=30)
         start = self.store.changelog_offset()
         if start > high:
             log.warning("local state is ahead of its changelog (topic recreated?): rebuilding it",
@@ -199,9 +247,11 @@ class Table:
         self.store.write(changes, high)
         return applied
 
-    def persist(self, changelog_offset: int | None) -> None:
-        """Write the committed changes to the local store, with the changelog offset they reach (if known)."""
-        self.store.write(self.pending, self.store.changelog_offset() if changelog_offset is None else changelog_offset)
+    def persist(self, records: dict[bytes, bytes], changelog_offset: int | None) -> None:
+        """Write the committed changes (`changelog_records()`) to the local store, with the changelog offset they
+        reach (if known)."""
+        self.store.write(dict(records), self.store.changelog_offset() if changelog_offset is None
+                         else changelog_offset)
         self.pending = {}
 
     def discard(self) -> None:

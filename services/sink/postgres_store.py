@@ -15,6 +15,9 @@ from services.sink.sql_store import SqlSinkStore
 
 class PostgresSinkStore(SqlSinkStore):
     blob_type = "BYTEA"
+    # The sink and the reconciler start together on one database; concurrent CREATE TABLE IF NOT EXISTS of one
+    # table fails in PostgreSQL (unique violation in pg_type), so the schema is created under a lock.
+    schema_lock = "SELECT pg_advisory_xact_lock(hashtext('rekey sink schema'))"
 
     def __init__(self, dsn: str, table: str) -> None:
         super().__init__(table)

@@ -5,14 +5,14 @@ from __future__ import annotations
 import re
 
 from pydantic import Field, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
-from services.settings import ServiceSettings
+from services.settings import MissingSetting, RekeySettings, ServiceSettings
 
 TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,47}$")
 
 
-class SinkOptions(BaseSettings):
+class SinkOptions(RekeySettings):
     """What the sink reads, where it writes and how (`REKEY_SINK_*`)."""
 
     model_config = SettingsConfigDict(env_prefix="REKEY_SINK_", extra="ignore")
@@ -63,5 +63,5 @@ class SinkSettings(ServiceSettings):
 
     def require_topic(self) -> str:
         if not self.sink.topic:
-            raise ValueError("no domain topic to sink: set REKEY_SINK_TOPIC (e.g. interaction_events_low_v2)")
+            raise MissingSetting("no domain topic to sink: set REKEY_SINK_TOPIC (e.g. interaction_events_low_v2)")
         return self.sink.topic

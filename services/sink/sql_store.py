@@ -77,6 +77,8 @@ class SqlSinkStore:
     """Everything but connecting, transactions and placeholders; see the adapters."""
 
     blob_type = "BLOB"
+    schema_lock: str | None = None
+    """A statement that serialises schema creation between processes, where the database needs one."""
 
     def __init__(self, table: str) -> None:
         self.table = table
@@ -135,7 +137,7 @@ class SqlSinkStore:
         ]
         try:
             with self._transaction() as cursor:
-                for statement in statements:
+                for statement in [self.schema_lock, *statements] if self.schema_lock else statements:
                     cursor.execute(self._sql(statement))
         except Exception as error:
             raise self._fail("creating the tables", error) from error

@@ -98,26 +98,26 @@ def apply_catalog(
 ) -> ApplyReport:
     """Create and check every topic `catalog` provisions, on the cluster reached with librdkafka `config`."""
     desired = [t.provisioned(replication_factor, min_insync_replicas) for t in catalog.provisioned_topics()]
-    admin = AdminClient(config)
-    wait_for_brokers(admin, str(config.get("bootstrap.servers")), wait_for_brokers_seconds)
-    observed = describe_topics(admin, [t.name for t in desired])
-    report = ApplyReport(external=[s.name for s in catalog.sources if not s.managed])
-    report.created, existing = create_topics(admin, [t for t in desired if t.name not in observed])
-    if existing:
-        observed.update(describe_visible_topics(admin, existing))
-    for spec in (t for t in desired if t.name in observed):
-        actual = observed[spec.name]
-        drift = topic_drift(spec, actual)
-        report.drift += [d for d in drift if d.setting != PARTITIONS]
-        if actual.partitions > spec.partitions:
-            report.drift += [d for d in drift if d.setting == PARTITIONS]
-        elif actual.partitions < spec.partitions:
-            impact = remap_impact(config, spec, actual.partitions, sample_size)
-            if spec.keyed and not allow_remap:
-                report.refused.append(impact)
-            else:
-                add_partitions(admin, spec.name, spec.partitions)
-                report.remapped.append(impact)
-        if not drift:
-            report.unchanged.append(spec.name)
+    with AdminClient(config) as admin:  # closed here, not by the garbage collector on a librdkafka thread
+        wait_for_brokers(admin, str(config.get("bootstrap.servers")), wait_for_brokers_seconds)
+        observed = describe_topics(admin, [t.name for t in desired])
+        report = ApplyReport(external=[s.name for s in catalog.sources if not s.managed])
+        report.created, existing = create_topics(admin, [t for t in desired if t.name not in observed])
+        if existing:
+            observed.update(describe_visible_topics(admin, existing))
+        for spec in (t for t in desired if t.name in observed):
+            actual = observed[spec.name]
+            drift = topic_drift(spec, actual)
+            report.drift += [d for d in drift if d.setting != PARTITIONS]
+            if actual.partitions > spec.partitions:
+                report.drift += [d for d in drift if d.setting == PARTITIONS]
+            elif actual.partitions < spec.partitions:
+                impact = remap_impact(config, spec, actual.partitions, sample_size)
+                if spec.keyed and not allow_remap:
+                    report.refused.append(impact)
+                else:
+                    add_partitions(admin, spec.name, spec.partitions)
+                    report.remapped.append(impact)
+            if not drift:
+                report.unchanged.append(spec.name)
     return report

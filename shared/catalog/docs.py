@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from shared.catalog.models import IDEMPOTENCY_MEANINGS, Catalog, Family, OwnedTopic, SourceTopic, TopicSpec
 from shared.keys import ORDERING_GUARANTEES
+from shared.translation.debezium import DebeziumColumns
+from shared.translation.mapping import MAPPED_FIELDS, Condition, FieldSource, SourceMapping
+from shared.translation.timestamps import TimeEncoding
 
 _DAY_MS = 86_400_000
 _HOUR_MS = 3_600_000
@@ -27,7 +30,7 @@ def _cell(text: str) -> str:
 
 def _role(topic: TopicSpec) -> str:
     if isinstance(topic, SourceTopic):
-        return f"source ({topic.format})"
+        return f"source ({topic.format or 'mapping'})"
     return topic.role if isinstance(topic, OwnedTopic) else "topic"
 
 
@@ -79,8 +82,54 @@ def _topic(topic: TopicSpec) -> list[str]:
     if isinstance(topic, SourceTopic):
         rows.insert(1, ("Feeds", ", ".join(f"`{f}`" for f in topic.feeds)))
         rows.insert(2, ("Created by rekey", "yes" if topic.managed else "no (owned upstream)"))
+        rows[3:3] = _translation_rows(topic)
     lines = [f"### {topic.name}", "", _cell(topic.description), "", "| | |", "|---|---|"]
     return [*lines, *(f"| {name} | {_cell(value)} |" for name, value in rows), ""]
+
+
+def _translation_rows(topic: SourceTopic) -> list[tuple[str, str]]:
+    translation = topic.translation
+    if isinstance(translation, DebeziumColumns):
+        columns = ", ".join(f"{name} `{column}`" for name, column in translation.model_dump().items() if column)
+        return [("Format", "`debezium` (translated in code)"), ("Columns", columns)]
+    if not isinstance(translation, SourceMapping):
+        return [("Format", f"`{translation}` (translated in code)")]
+    declared = f"`{topic.format}` preset" if topic.format else "declared mapping"
+    if topic.format and topic.mapping:
+        declared += f", with {', '.join(sorted(topic.mapping.model_dump(exclude_none=True)))} declared"
+    rows = [("Format", declared)]
+    for name in MAPPED_FIELDS:
+        sources = getattr(translation, name)
+        if sources:
+            rows.append((f"`{name}` from", ", else ".join(_field_source(source) for source in sources)))
+    rows.append(("Payload", f"`{translation.payload}`" if translation.payload else "the whole value"))
+    for label, conditions in (("Only", translation.only), ("Skipped", translation.skip)):
+        if conditions:
+            rows.append((label, "; ".join(_condition(condition) for condition in conditions)))
+    return rows
+
+
+def _field_source(source: FieldSource) -> str:
+    where = (f"`{source.path}`" if source.path is not None else "the record key" if source.key
+             else f"header `{source.header}`" if source.header is not None
+             else "the record timestamp" if source.record_timestamp else f"constant `{source.constant}`")
+    if source.pattern is not None:
+        where += f" (group of `{source.pattern}`)"
+    if source.split is not None:
+        where += f" (segment {source.segment} split by `{source.split}`)"
+    if source.encoding is not TimeEncoding.AUTO:
+        where += f" ({source.encoding})"
+    if source.lowercase:
+        where += " (lower case)"
+    if source.ids == "template":
+        where += " (ids as `{id}`)"
+    return where
+
+
+def _condition(condition: Condition) -> str:
+    test = (f"is one of {', '.join(f'`{v}`' for v in condition.equals)}" if condition.equals
+            else f"starts with {', '.join(f'`{v}`' for v in condition.prefixes)}")
+    return f"`{condition.path}` {test} ({condition.reason})"
 
 
 def render_markdown(catalog: Catalog, source: str) -> str:

@@ -12,9 +12,12 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from shared.catalog.tables import FamilyTable, TopicTarget
 from shared.keys import BaseKeyStrategy, KeyStrategy
+from shared.translation.debezium import DebeziumColumns
+from shared.translation.mapping import MappingOverrides, SourceMapping
+from shared.translation.presets import PRESETS
+from shared.translation.source import SourceFormat
 
 TopicRole = Literal["family", "dead_letter", "org_activity", "checkpoint", "reconciliation"]
-SourceFormat = Literal["genesys", "debezium"]
 CompressionType = Literal["lz4", "zstd", "snappy", "gzip", "producer", "uncompressed"]
 CleanupPolicy = Literal["delete", "compact", "compact,delete"]
 Compatibility = Literal["BACKWARD", "FULL"]
@@ -114,13 +117,49 @@ class OwnedTopic(TopicSpec):
 
 
 class SourceTopic(TopicSpec):
-    """A raw source topic rekey reads and re-keys."""
+    """A raw source topic rekey reads and re-keys: its records are in a source `format` (a translator in code or a
+    mapping preset), or declared by a `mapping` (over the preset's fields, if a preset is named too)."""
 
-    format: SourceFormat
+    format: SourceFormat | None = None
+    mapping: MappingOverrides | None = None
+    columns: DebeziumColumns | None = Field(default=None, description="format debezium: the captured table's "
+                                                                      "columns, where they are not the defaults.")
     feeds: tuple[str, ...] = Field(min_length=1, description="Families this source's events are routed to.")
     managed: bool = Field(
         default=False, description="True: `rekey topics apply` creates it (demo); false: an upstream team owns it."
     )
+    _translation: SourceFormat | SourceMapping | DebeziumColumns = PrivateAttr()
+
+    @model_validator(mode="after")
+    def _translation_declared(self) -> SourceTopic:
+        if self.columns is not None:
+            if self.format is not SourceFormat.DEBEZIUM or self.mapping is not None:
+                raise ValueError("columns are declared for format debezium only (others take a mapping)")
+            self._translation = self.columns
+            return self
+        if self.mapping is None:
+            if self.format is None:
+                raise ValueError("declare a format (a preset) or a mapping")
+            if self.format in PRESETS:
+                try:
+                    PRESETS[self.format].over()
+                except ValueError as incomplete:
+                    raise ValueError(f"format {self.format}: {incomplete}: declare it in mapping "
+                                     f"(e.g. org_id: {{constant: <your org id>}})") from None
+            self._translation = self.format
+            return self
+        if self.format is not None and self.format not in PRESETS:
+            presets = ", ".join(sorted(PRESETS))
+            raise ValueError(f"mapping: format {self.format} is translated in code and takes no mapping "
+                             f"(presets that do: {presets})")
+        preset = None if self.format is None else PRESETS[self.format]
+        self._translation = self.mapping.over(preset)
+        return self
+
+    @property
+    def translation(self) -> SourceFormat | SourceMapping | DebeziumColumns:
+        """What `shared.translation.translate` takes for this source's records (the same object every time)."""
+        return self._translation
 
 
 class Tiers(_Strict):

@@ -79,6 +79,8 @@ def _message(error: ErrorDetails) -> str:
         return "unknown field"
     if kind == "string_too_short":
         return "must not be empty"
+    if kind == "value_error":  # our own validators' messages, without pydantic's "Value error, " prefix
+        return str(context.get("error", error["msg"]))
     message = error["msg"]
     if message.startswith("Input should be "):
         return f"must be {message.removeprefix('Input should be ')}, got {error['input']!r}"

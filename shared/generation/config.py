@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 from shared.translation import SourceFormat
 
+GENERATED_FORMATS = (SourceFormat.CCAAS_JSON, SourceFormat.DEBEZIUM)
+
 MAX_HOLD_BACK = 2_000
 """A late event is held back for up to this many records before it is sent."""
 
@@ -27,15 +29,15 @@ class GenerationConfig:
     malformed_rate: float = 0.0
     duplicate_rate: float = 0.0
     late_rate: float = 0.02
-    source_format: SourceFormat = SourceFormat.GENESYS
+    source_format: SourceFormat = SourceFormat.CCAAS_JSON
     seed: int = 0
     concurrency: int = 500
     """Interactions in progress at once (their events interleave)."""
 
     def __post_init__(self) -> None:
-        if self.source_format not in set(SourceFormat):
-            known = ", ".join(SourceFormat)
-            raise ValueError(f"source format {self.source_format!r} is not one of {known}")
+        if self.source_format not in GENERATED_FORMATS:
+            known = ", ".join(GENERATED_FORMATS)
+            raise ValueError(f"the generator writes source format {known}, not {self.source_format!r}")
         object.__setattr__(self, "source_format", SourceFormat(self.source_format))  # accept "debezium" too
         if self.events < 0:
             raise ValueError(f"events must be >= 0, got {self.events}")

@@ -11,10 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import lru_cache
 
-from kafka.partitioner.default import murmur2 as _kafka_python_murmur2
-
-_unsigned_murmur2: Callable[[bytes], int] = _kafka_python_murmur2
-
 _SIGN_BIT = 0x80000000
 _UINT32 = 0x100000000
 _POSITIVE_MASK = 0x7FFFFFFF
@@ -22,9 +18,18 @@ _POSITIVE_MASK = 0x7FFFFFFF
 _PARTITION_CACHE_SIZE = 1 << 16
 
 
+@lru_cache(maxsize=1)
+def _unsigned_murmur2() -> Callable[[bytes], int]:
+    # Imported on first use: the `kafka` package loads its whole client (0.15 s of every CLI start).
+    from kafka.partitioner.default import murmur2 as kafka_python_murmur2
+
+    hash_function: Callable[[bytes], int] = kafka_python_murmur2
+    return hash_function
+
+
 def murmur2(data: bytes) -> int:
     """Kafka's `Utils.murmur2(data)`: the signed 32-bit MurmurHash2 (seed 0x9747b28c) of `data`."""
-    unsigned = _unsigned_murmur2(data)
+    unsigned = _unsigned_murmur2()(data)
     return unsigned - _UINT32 if unsigned & _SIGN_BIT else unsigned
 
 

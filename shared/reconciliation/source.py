@@ -24,7 +24,7 @@ def expected_on_domain(records: Iterable[SourceRecord], catalog: Catalog, source
     pills produce no domain event, so they are not expected there)."""
     expected = []
     for record in records:
-        draft = translate(record, source.format)
+        draft = translate(record, source.translation)
         if not isinstance(draft, DomainEventDraft):
             continue
         if any(route(catalog, family, draft.org_id, draft.interaction_id).topic == domain_topic

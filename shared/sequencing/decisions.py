@@ -9,27 +9,23 @@ The live sequencer remembers, per dedupe id, the sequence it gave and the source
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 
-@dataclass(frozen=True)
-class SeenEntry:
+class SeenEntry(msgspec.Struct, frozen=True, gc=False):
     sequence: int
     source: str
 
 
-@dataclass(frozen=True)
-class Fresh:
+class Fresh(msgspec.Struct, frozen=True, gc=False):
     sequence: int
 
 
-@dataclass(frozen=True)
-class Redelivered:
+class Redelivered(msgspec.Struct, frozen=True, gc=False):
     sequence: int
 
 
-@dataclass(frozen=True)
-class Duplicate:
+class Duplicate(msgspec.Struct, frozen=True, gc=False):
     sequence: int
     first_source: str
 

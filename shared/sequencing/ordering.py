@@ -7,14 +7,14 @@ offset. Within one output key, sequences run 1, 2, 3, ... in that order, or cont
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import TypeVar
+
+import msgspec
 
 T = TypeVar("T")
 
 
-@dataclass(frozen=True, order=True)
-class SourcePosition:
+class SourcePosition(msgspec.Struct, frozen=True, order=True, gc=False):
     """Where a source record was read; rendered as the `src` header `topic/partition/offset`."""
 
     topic: str

@@ -7,13 +7,12 @@ only loads and stores that state; every rule lives here (and in `decide`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from shared.sequencing.decisions import Decision, Fresh, SeenEntry, decide
 
 
-@dataclass(frozen=True, slots=True)
-class Step:
+class Step(msgspec.Struct, frozen=True, gc=False):
     """The decision, and the state to store: `last` and `seen` are None where nothing changed."""
 
     decision: Decision

@@ -11,7 +11,7 @@ from shared.translation.outcomes import (
     to_avro_record,
 )
 from shared.translation.source import SourceFormat, SourceRecord
-from shared.translation.translate import translate
+from shared.translation.translate import Translation, translate
 
 __all__ = [
     "DomainEventDraft",
@@ -22,6 +22,7 @@ __all__ = [
     "SkipReason",
     "SourceFormat",
     "SourceRecord",
+    "Translation",
     "cdc_event_id",
     "to_avro_record",
     "translate",

@@ -107,10 +107,15 @@ def long_value(value: object, name: str, reason: PoisonReason = PoisonReason.SCH
     return value
 
 
+_sorted_encode = msgspec.json.Encoder(order="sorted").encode
+
+
 def canonical_json(value: Any, name: str) -> str:
-    """Deterministic compact JSON (sorted keys) of a decoded JSON value, the same on every run and host."""
+    """Deterministic compact JSON (sorted keys, UTF-8, shortest round-trip floats) of a decoded JSON value, the
+    same on every run and host."""
     try:
-        rendered = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return _sorted_encode(value).decode("utf-8")
+    except UnicodeEncodeError:
+        fail(PoisonReason.SCHEMA_INVALID, f"{name} contains a lone surrogate escape (not valid Unicode)", name)
     except RecursionError:
         fail(PoisonReason.SCHEMA_INVALID, f"{name} is nested too deeply", name)
-    return text(rendered, name)

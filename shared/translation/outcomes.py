@@ -6,9 +6,10 @@ as plain JSON-compatible values (event_time in epoch milliseconds), identically 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
+
+import msgspec
 
 from shared.sequencing import SourcePosition
 
@@ -18,6 +19,14 @@ class SkipReason(StrEnum):
     """A null value: the compaction tombstone Debezium writes after a delete (or one on an event stream)."""
     TRUNCATE = "truncate"
     """A Debezium truncate (op `t`): it names no interaction, so there is no domain event to emit."""
+    MESSAGE = "logical_message"
+    """A Debezium logical decoding message (op `m`, `pg_logical_emit_message`): it names no row."""
+    TRANSACTION = "transaction_marker"
+    """A BEGIN/END record of Debezium's transaction metadata topic."""
+    NOT_AN_INTERACTION = "not_an_interaction"
+    """An event of the source's stream that is not about an interaction (an audit, a rule match, presence)."""
+    HEARTBEAT = "heartbeat"
+    """A keep-alive of the delivery channel (the Notification API's `channel.metadata`)."""
 
 
 class PoisonReason(StrEnum):
@@ -31,14 +40,12 @@ class PoisonReason(StrEnum):
     """Translated, but its ids cannot form an output key (`shared.routing.route` refused them)."""
 
 
-@dataclass(frozen=True)
-class Skip:
+class Skip(msgspec.Struct, frozen=True, gc=False):
     reason: SkipReason
     message: str
 
 
-@dataclass(frozen=True)
-class PoisonPill:
+class PoisonPill(msgspec.Struct, frozen=True, gc=False):
     """A record that can never translate; `field` names the offending field when there is one."""
 
     reason_code: PoisonReason
@@ -46,8 +53,7 @@ class PoisonPill:
     field: str | None = None
 
 
-@dataclass(frozen=True)
-class DomainEventDraft:
+class DomainEventDraft(msgspec.Struct, frozen=True, gc=False):
     """An `InteractionEvent` without its `sequence` (stamped per output key later), plus its dedupe id."""
 
     org_id: str

@@ -1,28 +1,57 @@
-"""`translate(record, source_format)`: the one anti-corruption-layer entry point, used identically by the live
+"""`translate(record, translation)`: the one anti-corruption-layer entry point, used identically by the live
 service and the backfill. Pure and deterministic (no clock, no randomness); it never raises for any record
-bytes: every outcome is a DomainEventDraft, a Skip or a PoisonPill."""
+bytes: every outcome is a DomainEventDraft, a Skip or a PoisonPill.
+
+`translation` is a source format (a translator in code, or a mapping preset), a catalog source's mapping, or the
+Debezium columns a catalog source declares."""
 
 from __future__ import annotations
 
-from shared.translation.debezium import translate_change
+from collections.abc import Callable
+from functools import lru_cache, partial
+
+from shared.translation.debezium import DebeziumColumns, translate_change
 from shared.translation.event_stream import translate_event
 from shared.translation.fields import Invalid
+from shared.translation.mapping import MappedTranslator, SourceMapping
 from shared.translation.outcomes import Outcome
+from shared.translation.presets import PRESETS
 from shared.translation.source import SourceFormat, SourceRecord
 
-_TRANSLATORS = {SourceFormat.GENESYS: translate_event, SourceFormat.DEBEZIUM: translate_change}
+Translation = SourceFormat | str | SourceMapping | DebeziumColumns
+"""A source format, a mapping, or the Debezium format with declared columns."""
+_IN_CODE: dict[SourceFormat, Callable[[SourceRecord], Outcome]] = {
+    SourceFormat.CCAAS_JSON: translate_event, SourceFormat.DEBEZIUM: translate_change}
 
 
-def translate(record: SourceRecord, source_format: SourceFormat | str) -> Outcome:
-    """Translate one source record; ValueError only for an unknown `source_format` (a configuration error)."""
+def translate(record: SourceRecord, translation: Translation) -> Outcome:
+    """Translate one source record; ValueError only for an unknown source format (a configuration error)."""
     try:
-        translator = _TRANSLATORS[SourceFormat(source_format)]
-    except ValueError:
-        known = ", ".join(f.value for f in SourceFormat)
-        raise ValueError(
-            f"unknown source format {source_format!r} for topic {record.topic!r} (known: {known})"
-        ) from None
+        translator = translator_for(translation)
+    except ValueError as error:
+        raise ValueError(f"topic {record.topic!r}: {error}") from None
     try:
         return translator(record)
     except Invalid as invalid:
         return invalid.pill
+
+
+@lru_cache(maxsize=256)
+def translator_for(translation: Translation) -> Callable[[SourceRecord], Outcome]:
+    """The translator of a format or mapping, compiled once."""
+    if isinstance(translation, SourceMapping):
+        return MappedTranslator(translation)
+    if isinstance(translation, DebeziumColumns):
+        return partial(translate_change, columns=translation)
+    try:
+        source_format = SourceFormat(translation)
+    except ValueError:
+        known = ", ".join(f.value for f in SourceFormat)
+        raise ValueError(f"unknown source format {translation!r} (known: {known})") from None
+    if source_format in PRESETS:
+        try:
+            return MappedTranslator(PRESETS[source_format].over())
+        except ValueError as incomplete:
+            raise ValueError(f"format {source_format}: {incomplete}: declare the source in the catalog with "
+                             f"a mapping for it") from None
+    return _IN_CODE[source_format]

@@ -23,6 +23,7 @@ from services.catalog_files import load_catalog
 from services.settings import KafkaSettings, RegistrySettings
 from shared.avro import load_schema, wire_header
 from shared.catalog import Catalog, SourceTopic
+from shared.translation import Translation
 from spark_backfill import checkpoint, extract, transform
 
 if TYPE_CHECKING:
@@ -81,8 +82,8 @@ class BackfillReport:
         return {**asdict(self), "events_per_second": round(self.events_per_second, 1)}
 
 
-def _source_formats(catalog: Catalog, sources: list[str], override: str | None) -> dict[str, str]:
-    formats = {}
+def _source_formats(catalog: Catalog, sources: list[str], override: str | None) -> dict[str, Translation]:
+    formats: dict[str, Translation] = {}
     for name in sources:
         if override:
             formats[name] = override
@@ -92,8 +93,8 @@ def _source_formats(catalog: Catalog, sources: list[str], override: str | None) 
         except KeyError:
             spec = None
         if not isinstance(spec, SourceTopic):
-            raise ValueError(f"{name!r} is not a source topic of the catalog: pass --source-format genesys|debezium")
-        formats[name] = spec.format
+            raise ValueError(f"{name!r} is not a source topic of the catalog: pass --source-format FORMAT")
+        formats[name] = spec.translation
     return formats
 
 
@@ -106,9 +107,9 @@ def _ensure_checkpoint_topic(config: dict[str, Any], catalog: Catalog, name: str
     from services.kafka.topics import create_topics
 
     spec = catalog.topic(catalog.checkpoint_topic).model_copy(update={"name": name})
-    admin = AdminClient(config)
-    if name not in admin.list_topics(timeout=30).topics:
-        create_topics(admin, [spec])
+    with AdminClient(config) as admin:
+        if name not in admin.list_topics(timeout=30).topics:
+            create_topics(admin, [spec])
 
 
 def _check_topics(config: dict[str, Any], catalog: Catalog, names: list[str]) -> None:

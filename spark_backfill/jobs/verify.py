@@ -15,7 +15,6 @@ comparison, so live records of newer source offsets (dual run) or of other sourc
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
@@ -34,14 +33,6 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 MAX_LISTED = 50
-_UNITS = {"s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
-
-
-def parse_window(text: str) -> int:
-    match = re.fullmatch(r"\s*(\d+)\s*([smhd])\s*", text)
-    if not match or int(match.group(1)) == 0:
-        raise ValueError(f"--window expects e.g. 30s, 15m, 1h, 1d; got {text!r}")
-    return int(match.group(1)) * _UNITS[match.group(2)]
 
 
 @dataclass

@@ -13,9 +13,9 @@ from confluent_kafka.admin import AdminClient
 from rich.console import Console
 
 from services.catalog_files import load_catalog
-from services.chaos.harness import PASSED, ChaosEnv, ChaosResult
-from services.chaos.report import print_result, record
-from services.embedded.kafka import KafkaCluster
+from services.devtools.chaos.harness import PASSED, ChaosEnv, ChaosResult
+from services.devtools.chaos.report import print_result, record
+from services.devtools.embedded.kafka import KafkaCluster
 from services.topics.apply import apply_catalog
 from shared.catalog import Catalog
 from tests.support.waiting import wait_until
@@ -35,13 +35,14 @@ def chaos_env3(catalog_factory: Callable[..., Path], embedded_cluster3: KafkaClu
     catalog = load_catalog(path)
     config = {"bootstrap.servers": embedded_cluster3.bootstrap_servers}
     apply_catalog(catalog, config, replication_factor=3, min_insync_replicas=2)
-    admin, names = AdminClient(config), [t.name for t in catalog.provisioned_topics()]
+    names = [t.name for t in catalog.provisioned_topics()]
+    # Closed on exit: an AdminClient left to the garbage collector can be destroyed on a librdkafka thread.
+    with AdminClient(config) as admin:
+        def visible() -> bool:  # every broker must know the new topics before producers and workers use them
+            topics = admin.list_topics(timeout=10).topics
+            return all(n in topics and topics[n].error is None and topics[n].partitions for n in names)
 
-    def visible() -> bool:  # every broker must know the new topics before producers and workers use them
-        topics = admin.list_topics(timeout=10).topics
-        return all(n in topics and topics[n].error is None and topics[n].partitions for n in names)
-
-    wait_until(visible, 60, "catalog topics visible in the 3-node cluster's metadata")
+        wait_until(visible, 60, "catalog topics visible in the 3-node cluster's metadata")
     return ChaosEnv(embedded_cluster3.bootstrap_servers, schema_registry_url, path, catalog, tmp_path,
                     cluster=embedded_cluster3, internal_replication=3)
 

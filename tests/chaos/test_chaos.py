@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from services.chaos.harness import ChaosEnv
-from services.chaos.scenarios import (
+from services.devtools.chaos.harness import ChaosEnv
+from services.devtools.chaos.scenarios import (
     backfill_seam,
     broker_failure,
     kill_restart,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from services.embedded.maven import REPO_ROOT
+from services.devtools.embedded.maven import REPO_ROOT
 from shared.avro import decode_body, frame, load_schema, parse_schema, stamp_sequence, unframe, wire_header
 from shared.catalog import parse_catalog
 from shared.pipeline import DeadLetter, RecordPipeline, Routed, sequence_headers
@@ -28,7 +28,7 @@ def _event(**overrides: object) -> bytes:
 
 def test_an_event_becomes_one_record_per_family_with_the_route_and_a_stampable_value() -> None:
     pipeline = RecordPipeline(CATALOG, "acl", "1.2.3", {topic: wire_header(7) for topic in OUTPUTS})
-    result = pipeline.process(_record(_event()), SOURCE.format, SOURCE.feeds)
+    result = pipeline.process(_record(_event()), SOURCE.translation, SOURCE.feeds)
     assert isinstance(result, Routed)
     assert (result.draft.org_id, result.draft.interaction_id, result.draft.event_id) == ("org-acme", "int-42", "ev-1")
     assert [r.route for r in result.records] == [route(CATALOG, f, "org-acme", "int-42") for f in SOURCE.feeds]
@@ -46,14 +46,14 @@ def test_an_event_becomes_one_record_per_family_with_the_route_and_a_stampable_v
 def test_without_wire_headers_the_head_is_bare_avro_for_the_backfill_to_frame() -> None:
     framed = RecordPipeline(CATALOG, "acl", "1", {t: wire_header(3) for t in OUTPUTS})
     bare = RecordPipeline(CATALOG, "backfill", "1")
-    with_header = framed.process(_record(_event()), SOURCE.format, SOURCE.feeds)
-    without = bare.process(_record(_event()), SOURCE.format, SOURCE.feeds)
+    with_header = framed.process(_record(_event()), SOURCE.translation, SOURCE.feeds)
+    without = bare.process(_record(_event()), SOURCE.translation, SOURCE.feeds)
     assert isinstance(with_header, Routed) and isinstance(without, Routed)
     assert with_header.records[0].head == frame(3, without.records[0].head)
 
 
 def test_a_poison_pill_keeps_its_bytes_and_names_what_was_wrong_and_where() -> None:
-    result = RecordPipeline(CATALOG, "acl", "1.2.3").process(_record(_event(orgId=None)), SOURCE.format,
+    result = RecordPipeline(CATALOG, "acl", "1.2.3").process(_record(_event(orgId=None)), SOURCE.translation,
                                                             SOURCE.feeds)
     assert isinstance(result, DeadLetter)
     assert result.pill.reason_code == PoisonReason.MISSING_ORG_ID
@@ -65,5 +65,5 @@ def test_a_poison_pill_keeps_its_bytes_and_names_what_was_wrong_and_where() -> N
 
 
 def test_a_tombstone_is_a_counted_skip() -> None:
-    result = RecordPipeline(CATALOG, "acl", "1").process(_record(None), SOURCE.format, SOURCE.feeds)
+    result = RecordPipeline(CATALOG, "acl", "1").process(_record(None), SOURCE.translation, SOURCE.feeds)
     assert isinstance(result, Skip) and result.reason == SkipReason.TOMBSTONE

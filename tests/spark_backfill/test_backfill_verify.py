@@ -33,7 +33,7 @@ def history(catalog_factory, kafka_bootstrap: str) -> tuple[Path, str]:  # type:
     path = catalog_factory()
     catalog = load_catalog(path)
     apply_catalog(catalog, {"bootstrap.servers": kafka_bootstrap})
-    source = next(s.name for s in catalog.sources if s.format == "genesys")
+    source = next(s.name for s in catalog.sources if s.format == "ccaas-json")
     generate_to_topic(kafka_bootstrap, source, EVENTS, 12, hot_orgs=("org-acme", "org-initech"),
                       malformed_rate=0.01, duplicate_rate=0.03, late_rate=0.05, seed=11)
     return path, source
@@ -96,8 +96,8 @@ def test_backfill_then_verify_detects_a_removed_and_a_duplicated_record(
     assert per_key[victim.key] > 1
     busiest = victim.partition
     cut = TopicPartition(low, busiest, victim.offset + 1)
-    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})  # keep it referenced until the future is done
-    admin.delete_records([cut])[cut].result(30)
+    with AdminClient({"bootstrap.servers": kafka_bootstrap}) as admin:
+        admin.delete_records([cut])[cut].result(30)
     other = next(r for r in records if r.partition != busiest and r.key != victim.key)
     producer = Producer({"bootstrap.servers": kafka_bootstrap})
     producer.produce(low, key=other.key, value=other.value, partition=other.partition,
@@ -130,8 +130,8 @@ def test_a_killed_run_re_run_writes_only_what_is_missing(
     partition = Counter(r.partition for r in records).most_common(1)[0][0]
     lost = sum(1 for r in records if r.partition == partition)
     cut = TopicPartition(high, partition, max(r.offset for r in records if r.partition == partition) + 1)
-    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})  # keep it referenced until the future is done
-    admin.delete_records([cut])[cut].result(30)
+    with AdminClient({"bootstrap.servers": kafka_bootstrap}) as admin:
+        admin.delete_records([cut])[cut].result(30)
     state = checkpoint.read_state(kafka.librdkafka(), catalog.checkpoint_topic)
     run = state.run(source, catalog.default_family)
     assert run is not None

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Producer
 
-from services.embedded.workers import ServiceProcess
+from services.devtools.embedded.workers import ServiceProcess
 from services.generation import generate_to_topic
 from services.settings import KafkaSettings, RegistrySettings
 from shared.catalog import Catalog
@@ -22,6 +22,7 @@ from shared.sequencing import SourcePosition
 from spark_backfill.jobs.backfill import BackfillRequest, run_backfill
 from spark_backfill.jobs.verify import VerifyRequest, run_verify
 from tests.support.kafka import read_topic
+from tests.support.services import acl_env
 from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.spark, pytest.mark.broker]
@@ -51,7 +52,7 @@ def test_backfill_then_live_acl_continue_every_key_densely(
     tmp_path: Path, crash: bool,
 ) -> None:
     path, catalog = provisioned_catalog
-    source = next(s.name for s in catalog.sources if s.format == "genesys")
+    source = next(s.name for s in catalog.sources if s.format == "ccaas-json")
     kafka, registry = KafkaSettings(bootstrap_servers=kafka_bootstrap), RegistrySettings(url=schema_registry_url)
     generate_to_topic(kafka_bootstrap, source, 2000, 10, hot_orgs=("org-acme", "org-initech"),
                       malformed_rate=0.01, duplicate_rate=0.02, seed=5)
@@ -75,15 +76,7 @@ def test_backfill_then_live_acl_continue_every_key_densely(
             producer.produce(source, key=f"random-{i}".encode(), value=value)
         assert producer.flush(30) == 0
 
-    env = {
-        "REKEY_KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap,
-        "REKEY_REGISTRY_URL": schema_registry_url,
-        "REKEY_CATALOG_PATH": str(path),
-        "REKEY_STATE_STORE": "memory",
-        "REKEY_DATA_DIR": str(tmp_path / "state"),
-        "REKEY_APP_ID": f"rekey-acl-{uuid.uuid4().hex[:8]}",
-        "REKEY_INTERNAL_PARTITIONS": "4",
-    }
+    env = acl_env(kafka_bootstrap, schema_registry_url, path, tmp_path / "state")
     outputs = catalog.family(FAMILY).output_topics
     expected_total = report.written + len(live)
     if crash:

@@ -114,14 +114,14 @@ def test_translate_source_matches_the_shared_translation_and_routing(spark) -> N
     source_rows = [("src", i % 2, 100 + i, b"k", v, 1_700_000_000_000 + i, [("trace", b"t-1")])
                    for i, v in enumerate(values)]
     frame_ = spark.createDataFrame(source_rows, source_schema())
-    spec = transform.TranslateSpec(CATALOG.read_text(), str(CATALOG), family, {"src": "genesys"})
+    spec = transform.TranslateSpec(CATALOG.read_text(), str(CATALOG), family, {"src": "ccaas-json"})
     result = {r["src_offset"]: r for r in transform.translate_source(frame_, spec).collect()}
     assert len(result) == len(values)
 
     full = parse_schema(load_schema("interaction_event"))
     for topic, partition, offset, key, value, ts, headers in source_rows:
         record = SourceRecord(topic, partition, offset, key, value, dict(headers), ts)
-        outcome = translate(record, "genesys")
+        outcome = translate(record, "ccaas-json")
         row = result[offset]
         if isinstance(outcome, DomainEventDraft):
             target = route(catalog, family, outcome.org_id, outcome.interaction_id)

@@ -9,7 +9,32 @@ acl,projection,sink,reconciler
 {{- end -}}
 
 {{/*
-Services that read the sink database and need REKEY_SINK_DSN.
+The Deployments to render, as JSON {"items": [{"name", "service", "args", "values"}]}: one per service, except
+that services.acl.stages.split gives the acl service two, acl-translate and acl-sequence (`rekey run acl --stage
+...`), each with the acl values under its own stage's values. The sequence stage reads `<consumerGroup>-sequencing`.
+Usage: {{ range $workload := (include "rekey.workloads" $ | fromJson).items }}
+*/}}
+{{- define "rekey.workloads" -}}
+{{- $root := . -}}
+{{- $items := list -}}
+{{- range $name := splitList "," (include "rekey.serviceNames" $root) -}}
+{{- $svc := index $root.Values.services $name -}}
+{{- if and (eq $name "acl") $svc.stages.split -}}
+{{- $base := omit $svc "stages" -}}
+{{- $sequenceDefaults := dict "inputTopic" (printf "%s-sequencing" $svc.consumerGroup) -}}
+{{- range $stage := list "translate" "sequence" -}}
+{{- $values := mergeOverwrite (deepCopy $base) (ternary $sequenceDefaults (dict) (eq $stage "sequence")) (deepCopy (index $svc.stages $stage)) -}}
+{{- $items = append $items (dict "name" (printf "acl-%s" $stage) "service" "acl" "args" (list "run" "acl" "--stage" $stage) "values" $values) -}}
+{{- end -}}
+{{- else -}}
+{{- $items = append $items (dict "name" $name "service" $name "args" (list "run" $name) "values" $svc) -}}
+{{- end -}}
+{{- end -}}
+{{- dict "items" $items | toJson -}}
+{{- end -}}
+
+{{/*
+Services that read the sink database and need REKEY_SINK_DATABASE_URL and REKEY_SINK_TOPIC.
 */}}
 {{- define "rekey.sinkServiceNames" -}}
 sink,reconciler
@@ -203,6 +228,20 @@ True ("true") when the brokers' CA is mounted from a Secret. Takes the root cont
 {{- end -}}
 
 {{/*
+True ("true") when a client certificate is mounted for mTLS. Takes the root context.
+*/}}
+{{- define "rekey.kafka.clientCertMounted" -}}
+{{- if and (include "rekey.kafka.tlsEnabled" .) .Values.kafka.tls.clientCertExistingSecret -}}true{{- end -}}
+{{- end -}}
+
+{{/*
+True ("true") when SASL uses OAUTHBEARER (OIDC client credentials). Takes the root context.
+*/}}
+{{- define "rekey.kafka.oauth" -}}
+{{- if and (include "rekey.kafka.saslEnabled" .) (eq .Values.kafka.sasl.mechanism "OAUTHBEARER") -}}true{{- end -}}
+{{- end -}}
+
+{{/*
 Path of the mounted Kafka CA certificate. Takes the root context.
 */}}
 {{- define "rekey.kafka.caLocation" -}}
@@ -227,6 +266,20 @@ Usage: {{ include "rekey.commonEnv" (dict "root" $ "logLevel" "DEBUG") }}
 - name: REKEY_KAFKA_SSL_CA_LOCATION
   value: {{ include "rekey.kafka.caLocation" $root | quote }}
 {{- end }}
+{{- if include "rekey.kafka.clientCertMounted" $root }}
+- name: REKEY_KAFKA_SSL_CERTIFICATE_LOCATION
+  value: {{ printf "%s/tls.crt" (trimSuffix "/" $root.Values.kafka.tls.clientCertMountPath) | quote }}
+- name: REKEY_KAFKA_SSL_KEY_LOCATION
+  value: {{ printf "%s/tls.key" (trimSuffix "/" $root.Values.kafka.tls.clientCertMountPath) | quote }}
+{{- end }}
+{{- if include "rekey.kafka.oauth" $root }}
+- name: REKEY_KAFKA_OAUTH_TOKEN_ENDPOINT_URL
+  value: {{ $root.Values.kafka.sasl.oauth.tokenEndpointUrl | quote }}
+{{- with $root.Values.kafka.sasl.oauth.scope }}
+- name: REKEY_KAFKA_OAUTH_SCOPE
+  value: {{ . | quote }}
+{{- end }}
+{{- end }}
 - name: REKEY_REGISTRY_URL
   value: {{ $root.Values.schemaRegistry.url | quote }}
 - name: REKEY_CATALOG_PATH
@@ -245,7 +298,18 @@ Usage: {{ include "rekey.secretEnv" (dict "root" $ "sink" true) }}
 */}}
 {{- define "rekey.secretEnv" -}}
 {{- $root := .root -}}
-{{- if include "rekey.kafka.saslEnabled" $root }}
+{{- if include "rekey.kafka.oauth" $root }}
+- name: REKEY_KAFKA_OAUTH_CLIENT_ID
+  valueFrom:
+    secretKeyRef:
+      name: {{ $root.Values.kafka.sasl.existingSecret | quote }}
+      key: {{ $root.Values.kafka.sasl.oauth.clientIdKey | quote }}
+- name: REKEY_KAFKA_OAUTH_CLIENT_SECRET
+  valueFrom:
+    secretKeyRef:
+      name: {{ $root.Values.kafka.sasl.existingSecret | quote }}
+      key: {{ $root.Values.kafka.sasl.oauth.clientSecretKey | quote }}
+{{- else if include "rekey.kafka.saslEnabled" $root }}
 - name: REKEY_KAFKA_SASL_USERNAME
   valueFrom:
     secretKeyRef:
@@ -272,7 +336,7 @@ Usage: {{ include "rekey.secretEnv" (dict "root" $ "sink" true) }}
 {{- end }}
 {{- end }}
 {{- if .sink }}
-- name: REKEY_SINK_DSN
+- name: REKEY_SINK_DATABASE_URL
   valueFrom:
     secretKeyRef:
       name: {{ $root.Values.sinkDatabase.existingSecret | quote }}
@@ -295,6 +359,11 @@ Takes the root context.
 {{- if include "rekey.kafka.caMounted" . }}
 - name: kafka-ca
   mountPath: {{ .Values.kafka.tls.mountPath | quote }}
+  readOnly: true
+{{- end }}
+{{- if include "rekey.kafka.clientCertMounted" . }}
+- name: kafka-client-cert
+  mountPath: {{ .Values.kafka.tls.clientCertMountPath | quote }}
   readOnly: true
 {{- end }}
 {{- end -}}
@@ -329,6 +398,16 @@ Usage: {{ include "rekey.volumes" (dict "root" $ "dataSizeLimit" "4Gi") }}
       - key: {{ $root.Values.kafka.tls.caKey | quote }}
         path: ca.crt
 {{- end }}
+{{- if include "rekey.kafka.clientCertMounted" $root }}
+- name: kafka-client-cert
+  secret:
+    secretName: {{ $root.Values.kafka.tls.clientCertExistingSecret | quote }}
+    items:
+      - key: tls.crt
+        path: tls.crt
+      - key: tls.key
+        path: tls.key
+{{- end }}
 {{- end -}}
 
 {{/*
@@ -353,7 +432,10 @@ Takes the root context.
 {{- fail (printf "kafka.securityProtocol is %s: set kafka.sasl.existingSecret to an existing Secret holding the SASL credentials (keys %s and %s)" $root.Values.kafka.securityProtocol $root.Values.kafka.sasl.usernameKey $root.Values.kafka.sasl.passwordKey) -}}
 {{- end -}}
 {{- if not $root.Values.kafka.sasl.mechanism -}}
-{{- fail (printf "kafka.securityProtocol is %s: set kafka.sasl.mechanism (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512)" $root.Values.kafka.securityProtocol) -}}
+{{- fail (printf "kafka.securityProtocol is %s: set kafka.sasl.mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER)" $root.Values.kafka.securityProtocol) -}}
+{{- end -}}
+{{- if and (eq $root.Values.kafka.sasl.mechanism "OAUTHBEARER") (not $root.Values.kafka.sasl.oauth.tokenEndpointUrl) -}}
+{{- fail "kafka.sasl.mechanism is OAUTHBEARER: set kafka.sasl.oauth.tokenEndpointUrl (the OIDC token endpoint)" -}}
 {{- end -}}
 {{- end -}}
 {{- range $name := splitList "," (include "rekey.sinkServiceNames" $root) -}}
@@ -361,8 +443,9 @@ Takes the root context.
 {{- fail (printf "services.%s.enabled is true: set sinkDatabase.existingSecret to an existing Secret holding the sink DSN (key %s)" $name $root.Values.sinkDatabase.dsnKey) -}}
 {{- end -}}
 {{- end -}}
-{{- range $name := splitList "," (include "rekey.serviceNames" $root) -}}
-{{- $svc := index $root.Values.services $name -}}
+{{- range $workload := (include "rekey.workloads" $root | fromJson).items -}}
+{{- $name := $workload.name -}}
+{{- $svc := $workload.values -}}
 {{- if $svc.enabled -}}
 {{- $partitions := int $svc.inputTopicPartitions -}}
 {{- if and $svc.hpa.enabled $svc.keda.enabled -}}

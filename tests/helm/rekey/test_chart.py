@@ -48,6 +48,7 @@ def test_ci_scenarios_cover_the_documented_set() -> None:
         "keda-values",
         "backfill-values",
         "backfill-spark-operator-values",
+        "acl-stages-values",
     } <= set(CI_SCENARIOS)
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from services.check.drain import wait_drained
 from services.check.run import manifest_expectations, run_check
-from services.embedded.workers import ServiceProcess
+from services.devtools.embedded.workers import ServiceProcess
 from services.generation.writer import generate_to_topic
 from services.settings import KafkaSettings, RegistrySettings
 from shared.catalog import Catalog

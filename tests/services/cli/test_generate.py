@@ -22,7 +22,7 @@ def test_the_cli_writes_traffic_and_manifest(kafka_bootstrap: str, topic_factory
     manifest = tmp_path / "cli.jsonl"
     result = CliRunner().invoke(app, [
         "generate", "--topic", topic, "--events", "500", "--orgs", "5", "--hot-orgs", "acme",
-        "--malformed-rate", "0.1", "--duplicate-rate", "0.1", "--format", "debezium", "--seed", "4",
+        "--malformed-rate", "0.1", "--duplicate-rate", "0.1", "--source-format", "debezium", "--seed", "4",
         "--manifest", str(manifest), "--bootstrap-servers", kafka_bootstrap,
     ])
     assert result.exit_code == 0, result.output

@@ -8,7 +8,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from services.cli.main import app
-from services.embedded.maven import REPO_ROOT
+from services.devtools.embedded.maven import REPO_ROOT
 from shared.partitioning import partition_for
 
 runner = CliRunner()

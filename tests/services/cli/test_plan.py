@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -79,3 +82,20 @@ def test_plan_samples_a_live_topic(tmp_path: Path, kafka_bootstrap: str, topic_f
     assert f"sampled 2001 records of {topic}; 1 keys were not org_id:interaction_id" in output
     assert json.loads((tmp_path / "plan" / "plan.json").read_text())["sample_rows"] == 2_000
     assert "org-000" in output
+
+
+def test_plan_piped_to_a_file_is_not_cut_to_80_columns(tmp_path: Path) -> None:
+    sample = _write_csv(tmp_path / "sample.csv")
+    output = tmp_path / "plan.txt"
+    env = {key: value for key, value in os.environ.items() if key != "COLUMNS"}
+    with output.open("w") as stdout:
+        subprocess.run([str(Path(sys.executable).parent / "rekey"), "plan", "--sample", str(sample),
+                        "--peak-rate", "20000", "--partitions", "16", "--out", str(tmp_path / "plan")],
+                       stdout=stdout, env=env, check=True)
+    lines = output.read_text().splitlines()
+    header = next(line for line in lines if "strategy" in line)
+    assert "…" not in output.read_text(), output.read_text()
+    assert max(len(line) for line in lines) > 80  # the table kept its width
+    assert {"strategy", "ordering"} <= set(header.replace("│", " ").split()), header
+    assert not [line for line in lines if line != line.rstrip()]
+

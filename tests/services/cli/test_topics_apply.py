@@ -45,7 +45,7 @@ COMPACTED = "\n    cleanup_policy: compact\n    configs: {segment.ms: '600000'}"
 def _source(name: str, managed: bool) -> str:
     return f"""
   - name: {name}
-    format: genesys
+    format: ccaas-json
     feeds: [events]
     managed: {str(managed).lower()}
     partitions: 2

@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from services.cli.main import app
-from services.embedded.maven import REPO_ROOT
+from services.devtools.embedded.maven import REPO_ROOT
 from shared.catalog import parse_catalog, render_markdown
 
 

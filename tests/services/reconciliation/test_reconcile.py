@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from services.catalog_files import load_catalog
 from services.cli.main import app
-from services.embedded.workers import ServiceProcess
+from services.devtools.embedded.workers import ServiceProcess
 from services.kafka.producers import make_producer
 from services.registry.client import SchemaRegistryClient
 from services.registry.serde import AvroSerde
@@ -60,7 +60,7 @@ def _translate_like_the_acl(bootstrap: str, catalog_path: Path, source: str) -> 
     topics = set()
     for record in read_topic(bootstrap, source):
         draft = translate(SourceRecord(source, record.partition, record.offset, record.key, record.value),
-                          "genesys")
+                          "ccaas-json")
         assert isinstance(draft, DomainEventDraft)
         target = route(catalog, FAMILY, draft.org_id, draft.interaction_id)
         topics.add(target.topic)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from services.embedded.processes import free_port
+from services.devtools.embedded.processes import free_port
 from services.registry.client import SchemaRegistryClient
 from services.registry.errors import IncompatibleSchema, RegistryUnavailable, SchemaNotFound
 from services.settings import RegistrySettings

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from services.embedded.processes import free_port
+from services.devtools.embedded.processes import free_port
 from services.registry.client import SchemaRegistryClient
 from services.registry.errors import IncompatibleSchema, RegistryUnavailable
 from services.registry.serde import AvroSerde

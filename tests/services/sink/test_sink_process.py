@@ -10,7 +10,7 @@ import httpx
 import psycopg
 import pytest
 
-from services.embedded.workers import ServiceProcess
+from services.devtools.embedded.workers import ServiceProcess
 from shared.sink.state import derive_state
 from tests.support.domain import committed_offsets, interaction_events, produce, sink_events
 from tests.support.kafka import end_offsets

@@ -64,3 +64,21 @@ def test_rebuild_repairs_a_row_from_its_history(store: SinkStore) -> None:
     assert store.history_of({("o1", "a")})[0].event_type == "corrected"
     store.rebuild_state({("o1", "a"), ("o1", "ghost")})
     assert store.state() == derive_state(store.history())
+
+
+@pytest.mark.parametrize("database", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def test_processes_starting_together_create_the_schema_once(database: str, request: pytest.FixtureRequest,
+                                                            tmp_path: Path) -> None:
+    """The sink and the reconciler start at the same moment on one database (the chart's Deployments)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    url = (f"sqlite:///{tmp_path / 'sink.sqlite3'}" if database == "sqlite"
+           else request.getfixturevalue("postgres_test_dsn"))
+    stores = [open_store(url, "together") for _ in range(6)]
+    try:
+        with ThreadPoolExecutor(len(stores)) as pool:
+            list(pool.map(lambda store: store.ensure_schema(), stores))
+        assert stores[0].load_watermark() is None
+    finally:
+        for store in stores:
+            store.close()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from services.embedded.maven import REPO_ROOT
+from services.devtools.embedded.maven import REPO_ROOT
 from shared.catalog import parse_catalog, render_markdown
 from shared.catalog.docs import retention_text
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from services.embedded.maven import REPO_ROOT
+from services.devtools.embedded.maven import REPO_ROOT
 from shared.catalog import Drift, ObservedTopic, parse_catalog, topic_drift
 
 LOW = parse_catalog((REPO_ROOT / "catalog/topics.yaml").read_text(), "catalog/topics.yaml").topic(

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from services.embedded.maven import REPO_ROOT
+from services.devtools.embedded.maven import REPO_ROOT
 from shared.catalog import CatalogError, parse_catalog
 
 SOURCE = "catalog/topics.yaml"
@@ -36,7 +36,7 @@ def test_repo_catalog_and_its_accessors() -> None:
     assert catalog.reconciliation_topic == "reconciliation_required_v1"
     assert catalog.topic(catalog.checkpoint_topic).cleanup_policy == "compact"
     assert catalog.topic(catalog.org_activity_topic).key.strategy == "org"
-    assert {s.format for s in catalog.sources} == {"genesys", "debezium"}
+    assert {s.format for s in catalog.sources} == {"ccaas-json", "debezium"}
     assert all(catalog.families[f] for s in catalog.sources for f in s.feeds)
     events = catalog.family("interaction_events")
     assert events.output_topics == ["interaction_events_low_v2", "interaction_events_high_v2",
@@ -87,6 +87,13 @@ def test_lookups_name_what_is_missing() -> None:
     (lambda d: _topic(d, "org_activity_v1").update(schema_compatibility="NONE"),
      "topic 'org_activity_v1': schema_compatibility: must be 'BACKWARD' or 'FULL', got 'NONE'"),
     (lambda d: d["sources"][0].update(format="csv"), "source 'genesys.conversations.raw': format: must be"),
+    (lambda d: d["sources"][0].update(columns={"org_id": "tenant"}),
+     "source 'genesys.conversations.raw': columns are declared for format debezium only"),
+    (lambda d: d["sources"][1].update(mapping={"org_id": {"path": "tenant"}}),
+     "source 'crm.public.interactions': mapping: format debezium is translated in code and takes no mapping"),
+    (lambda d: d["sources"][1].update(columns={"org_id": ""}),
+     "source 'crm.public.interactions': columns.org_id: must not be empty"),
+    (lambda d: d["sources"][0].pop("format"), "source 'genesys.conversations.raw': declare a format"),
     (lambda d: d["families"]["org_timeline"]["salting"].update(buckets=1),
      "family 'org_timeline': salting.buckets: must be >= 2, got 1"),
     (lambda d: d["defaults"].update(replication_factor=0), "catalog/topics.yaml: defaults.replication_factor: must be"),

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from services.embedded import maven
-from services.embedded.errors import ToolMissing
+from services.devtools.embedded import maven
+from services.devtools.embedded.errors import ToolMissing
 from shared.partitioning import murmur2, partition_for
 
 JAVA_PROGRAM = """

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from services.embedded.maven import REPO_ROOT
+from services.devtools.embedded.maven import REPO_ROOT
 from shared.catalog import Catalog, parse_catalog
 from shared.partitioning import partition_for
 from shared.routing import route

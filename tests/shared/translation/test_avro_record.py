@@ -22,7 +22,7 @@ def draft(value: bytes, source_format: SourceFormat) -> DomainEventDraft:
 
 
 def test_records_of_both_formats_encode_strictly_against_the_contract() -> None:
-    for value, source_format in ((EVENT, SourceFormat.GENESYS), (CHANGE, SourceFormat.DEBEZIUM)):
+    for value, source_format in ((EVENT, SourceFormat.CCAAS_JSON), (CHANGE, SourceFormat.DEBEZIUM)):
         record = to_avro_record(draft(value, source_format), 3)
         assert record["sequence"] == 3
         assert record["source"] == {"topic": "src", "partition": 2, "offset": 77}
@@ -35,6 +35,6 @@ def test_the_record_survives_a_json_hop_unchanged() -> None:
 
 
 def test_the_same_input_gives_byte_identical_avro() -> None:
-    first = encode_body(INTERACTION_EVENT, to_avro_record(draft(EVENT, SourceFormat.GENESYS), 5))
-    second = encode_body(INTERACTION_EVENT, to_avro_record(draft(EVENT, SourceFormat.GENESYS), 5))
+    first = encode_body(INTERACTION_EVENT, to_avro_record(draft(EVENT, SourceFormat.CCAAS_JSON), 5))
+    second = encode_body(INTERACTION_EVENT, to_avro_record(draft(EVENT, SourceFormat.CCAAS_JSON), 5))
     assert first == second

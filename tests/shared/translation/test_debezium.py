@@ -16,6 +16,7 @@ from shared.translation import (
     SourceRecord,
     translate,
 )
+from shared.translation.debezium import DebeziumColumns
 
 ROW = {
     "org_id": "org-7",
@@ -111,7 +112,7 @@ def test_truncates_are_skipped() -> None:
     (change("x", after=ROW), PoisonReason.SCHEMA_INVALID, "op"),
     ({"after": ROW, "source": SOURCE}, PoisonReason.SCHEMA_INVALID, "op"),
     (change("u", after=None), PoisonReason.SCHEMA_INVALID, "after"),
-    (change("d", after=ROW), PoisonReason.SCHEMA_INVALID, "before"),
+    (change("d", after=ROW), PoisonReason.MISSING_ORG_ID, "key.org_id"),  # the key {"id": 1} names no ids
     ({"op": "u", "after": ROW}, PoisonReason.SCHEMA_INVALID, "source"),
     ({"schema": {}, "payload": [1]}, PoisonReason.SCHEMA_INVALID, "payload"),
     (change("u", after=dict(ROW, org_id=None)), PoisonReason.MISSING_ORG_ID, "after.org_id"),
@@ -119,12 +120,13 @@ def test_truncates_are_skipped() -> None:
     (change("c", after=dict(ROW, interaction_id="")), PoisonReason.MISSING_INTERACTION_ID, "after.interaction_id"),
     (change("c", after=dict(ROW, org_id=True)), PoisonReason.SCHEMA_INVALID, "after.org_id"),
     (change("u", after=dict(ROW, updated_at="27/10/2023")), PoisonReason.BAD_TIMESTAMP, "after.updated_at"),
-    (change("u", after=dict(ROW, updated_at=1698417000250000)), PoisonReason.BAD_TIMESTAMP, "after.updated_at"),
+    (change("u", after=dict(ROW, updated_at=True)), PoisonReason.BAD_TIMESTAMP, "after.updated_at"),
+    (change("u", after=dict(ROW, updated_at="2023-10-27T14:30:00")), PoisonReason.BAD_TIMESTAMP, "after.updated_at"),
     (change("u", after={k: v for k, v in ROW.items() if k != "updated_at"}), PoisonReason.BAD_TIMESTAMP,
      "after.updated_at"),
-    (change("d", before=ROW, source={"table": "interactions", "lsn": 5}), PoisonReason.BAD_TIMESTAMP,
+    ({"op": "d", "before": ROW, "source": {"table": "interactions", "lsn": 5}}, PoisonReason.BAD_TIMESTAMP,
      "source.ts_ms"),
-    (change("u", after=ROW, source={"table": "interactions"}), PoisonReason.SCHEMA_INVALID, "source.lsn"),
+    ({"op": "u", "after": ROW, "source": {"table": "interactions"}}, PoisonReason.SCHEMA_INVALID, "source.lsn"),
     (change("u", after=ROW, source={"table": "interactions", "lsn": -5}), PoisonReason.SCHEMA_INVALID,
      "source.lsn"),
     (change("u", after=ROW, source={"table": "interactions", "lsn": 2**64}), PoisonReason.SCHEMA_INVALID,
@@ -136,3 +138,104 @@ def test_invalid_changes_name_reason_and_field(value: dict[str, Any], reason: Po
     assert isinstance(outcome, PoisonPill), outcome
     assert (outcome.reason_code, outcome.field) == (reason, field)
     assert field in outcome.message
+
+
+def _wrapped(value: dict[str, Any], updated_at_type: str | None) -> dict[str, Any]:
+    """The JSON converter's envelope with a schema block naming `updated_at`'s semantic type."""
+    column = {"type": "int64" if updated_at_type != "io.debezium.time.ZonedTimestamp" else "string",
+              "optional": True, "field": "updated_at"}
+    if updated_at_type:
+        column["name"] = updated_at_type
+    row = {"type": "struct", "optional": True, "fields": [{"type": "string", "field": "org_id"}, column]}
+    return {"schema": {"type": "struct", "fields": [dict(row, field="before"), dict(row, field="after"),
+                                                     {"type": "struct", "field": "source"}]},
+            "payload": value}
+
+
+@pytest.mark.parametrize(("updated_at", "semantic_type"), [
+    ("2023-10-27T14:30:00.250000Z", "io.debezium.time.ZonedTimestamp"),
+    ("2023-10-27T16:30:00.250123456+02:00", None),
+    (1698417000250, "io.debezium.time.Timestamp"),
+    (1698417000250999, "io.debezium.time.MicroTimestamp"),
+    (1698417000250999999, "io.debezium.time.NanoTimestamp"),
+    (1698417000250, "org.apache.kafka.connect.data.Timestamp"),
+    (1698417000250, None),
+    (1698417000250999, None),
+    ("1698417000250", None),
+])
+def test_every_debezium_time_encoding_reads_the_same_instant(updated_at: object, semantic_type: str | None) -> None:
+    draft = run(_wrapped(change("u", after=dict(ROW, updated_at=updated_at)), semantic_type))
+    assert isinstance(draft, DomainEventDraft), draft
+    assert draft.event_time_ms == 1698417000250
+
+
+def test_the_schema_block_decides_the_unit_the_magnitude_cannot() -> None:
+    # 1,000,000 as microseconds is one second after the epoch; by magnitude alone it would be read as seconds.
+    draft = run(_wrapped(change("u", after=dict(ROW, updated_at=1_000_000)), "io.debezium.time.MicroTimestamp"))
+    assert isinstance(draft, DomainEventDraft) and draft.event_time_ms == 1000
+
+
+def test_a_delete_without_a_source_commit_time_takes_the_envelopes() -> None:
+    draft = run(change("d", before=ROW, source=dict(SOURCE, ts_ms=0)))
+    assert isinstance(draft, DomainEventDraft) and draft.event_time_ms == 1698417001500
+
+
+@pytest.mark.parametrize(("value", "reason"), [
+    ({"op": "m", "source": SOURCE, "message": {"prefix": "audit", "content": "aGk="}}, SkipReason.MESSAGE),
+    ({"status": "BEGIN", "id": "571:53195829", "event_count": None, "data_collections": None},
+     SkipReason.TRANSACTION),
+    ({"status": "END", "id": "571:53195832", "event_count": 2,
+      "data_collections": [{"data_collection": "public.interactions", "event_count": 2}]}, SkipReason.TRANSACTION),
+])
+def test_messages_and_transaction_markers_are_counted_skips(value: dict[str, Any], reason: SkipReason) -> None:
+    outcome = run(value)
+    assert isinstance(outcome, Skip) and outcome.reason == reason
+
+
+def _keyed(value: dict[str, Any], key: object) -> DomainEventDraft | Skip | PoisonPill:
+    return translate(SourceRecord("cdc.public.interactions", 1, 9, json.dumps(key).encode(),
+                                  json.dumps(value).encode()), "debezium")
+
+
+@pytest.mark.parametrize("key", [
+    {"org_id": "org-7", "interaction_id": "int-42"},
+    {"schema": {"type": "struct"}, "payload": {"org_id": "org-7", "interaction_id": "int-42"}},
+])
+def test_a_delete_without_the_ids_in_before_takes_them_from_the_key(key: dict[str, Any]) -> None:
+    for before in (None, {"id": 5}):
+        draft = _keyed(change("d", before=before), key)
+        assert isinstance(draft, DomainEventDraft), draft
+        assert (draft.org_id, draft.interaction_id, draft.event_type) == ("org-7", "int-42", "deleted")
+        assert draft.event_id == "public.interactions:lsn=24023128:d:org-7:int-42"
+
+
+def test_mysql_changes_dedupe_by_binlog_position() -> None:
+    mysql = {"connector": "mysql", "db": "cc", "table": "interactions", "file": "mysql-bin.000003", "pos": 154,
+             "row": 2, "ts_ms": 1698417001000, "gtid": None}
+    draft = run(change("u", after=ROW, source=mysql))
+    assert isinstance(draft, DomainEventDraft)
+    assert draft.event_id == "interactions:binlog=mysql-bin.000003:154:2:u:org-7:int-42"
+    later = run(change("u", after=ROW, source=dict(mysql, file="mysql-bin.000004", pos=4)))
+    assert isinstance(later, DomainEventDraft) and later.ordering_token > draft.ordering_token
+
+
+COLUMNS = DebeziumColumns(org_id="tenant_id", interaction_id="conversation_id", event_time="modified_at",
+                          interaction_type=None)
+RENAMED = {"tenant_id": 17, "conversation_id": "conv-3", "modified_at": 1698417000250999, "channel": "voice"}
+
+
+def test_declared_columns_name_the_ids_and_the_event_time() -> None:
+    draft = translate(SourceRecord("cdc.crm.conversations", 0, 4, None, json.dumps(change("c", after=RENAMED))
+                                   .encode()), COLUMNS)
+    assert isinstance(draft, DomainEventDraft), draft
+    assert (draft.org_id, draft.interaction_id, draft.event_time_ms, draft.interaction_type) == (
+        "17", "conv-3", 1698417000250, None)
+
+
+def test_a_delete_with_declared_columns_takes_the_ids_from_the_key() -> None:
+    key = json.dumps({"tenant_id": 17, "conversation_id": "conv-3"}).encode()
+    deleted = json.dumps(change("d", before=None)).encode()
+    draft = translate(SourceRecord("cdc.crm.conversations", 0, 5, key, deleted), COLUMNS)
+    assert isinstance(draft, DomainEventDraft) and (draft.org_id, draft.interaction_id) == ("17", "conv-3")
+    missing = translate(SourceRecord("t", 0, 6, None, json.dumps(change("c", after=ROW)).encode()), COLUMNS)
+    assert isinstance(missing, PoisonPill) and missing.field == "after.tenant_id"

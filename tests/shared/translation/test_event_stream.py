@@ -35,7 +35,7 @@ def record(value: bytes | None, key: bytes | None = None) -> SourceRecord:
 
 
 def run(event: dict[str, Any]) -> DomainEventDraft | Skip | PoisonPill:
-    return translate(record(json.dumps(event).encode()), SourceFormat.GENESYS)
+    return translate(record(json.dumps(event).encode()), SourceFormat.CCAAS_JSON)
 
 
 def test_a_well_formed_event_becomes_a_draft() -> None:
@@ -55,14 +55,14 @@ def test_a_well_formed_event_becomes_a_draft() -> None:
 
 
 def test_unknown_fields_and_the_key_do_not_matter() -> None:
-    plain = translate(record(json.dumps(EVENT).encode()), "genesys")
-    noisy = translate(record(json.dumps(dict(EVENT, region="eu", version=3)).encode(), key=b"whatever"), "genesys")
+    plain = translate(record(json.dumps(EVENT).encode()), "ccaas-json")
+    noisy = translate(record(json.dumps(dict(EVENT, region="eu", version=3)).encode(), key=b"whatever"), "ccaas-json")
     assert plain == noisy
 
 
 def test_key_order_and_whitespace_do_not_change_the_draft() -> None:
     reordered = json.dumps(dict(reversed(list(EVENT.items()))), indent=4).encode()
-    assert translate(record(reordered), "genesys") == run(EVENT)
+    assert translate(record(reordered), "ccaas-json") == run(EVENT)
 
 
 @pytest.mark.parametrize(("timestamp", "millis"), [
@@ -83,7 +83,7 @@ def test_optional_interaction_type_and_data() -> None:
 
 
 def test_a_null_value_is_a_counted_tombstone_skip() -> None:
-    outcome = translate(record(None), "genesys")
+    outcome = translate(record(None), "ccaas-json")
     assert isinstance(outcome, Skip) and outcome.reason is SkipReason.TOMBSTONE
     assert f"{outcome.reason}" == "tombstone"  # a metrics label as it is
 
@@ -96,7 +96,7 @@ def test_a_null_value_is_a_counted_tombstone_skip() -> None:
     (b"", PoisonReason.UNDECODABLE, None),
 ])
 def test_undecodable_values(value: bytes, reason: PoisonReason, field: str | None) -> None:
-    outcome = translate(record(value), "genesys")
+    outcome = translate(record(value), "ccaas-json")
     assert isinstance(outcome, PoisonPill)
     assert (outcome.reason_code, outcome.field) == (reason, field)
 
@@ -127,5 +127,5 @@ def test_invalid_fields_name_reason_and_field(change: dict[str, Any], reason: Po
 
 
 def test_an_unknown_source_format_is_a_configuration_error_naming_the_topic() -> None:
-    with pytest.raises(ValueError, match="unknown source format 'csv' for topic 'cc-events'"):
+    with pytest.raises(ValueError, match="topic 'cc-events': unknown source format 'csv'"):
         translate(record(b"{}"), "csv")

@@ -1,4 +1,5 @@
-"""Fuzzing: `translate` returns a typed outcome for any bytes, and every draft it returns is valid Avro."""
+"""Fuzzing: `translate` returns a typed outcome for any bytes, and every draft it returns is valid Avro, for every
+source format and for declared mappings (every kind of field source)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,35 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from shared.avro import encode_body, load_schema, parse_schema
-from shared.translation import DomainEventDraft, PoisonPill, Skip, SourceFormat, SourceRecord, to_avro_record, translate
+from shared.translation import (
+    DomainEventDraft,
+    PoisonPill,
+    Skip,
+    SourceFormat,
+    SourceRecord,
+    Translation,
+    to_avro_record,
+    translate,
+)
+from shared.translation.mapping import MappingOverrides
+from shared.translation.presets import GENESYS_NOTIFICATIONS
 
 INTERACTION_EVENT = parse_schema(load_schema("interaction_event"))
-FORMATS = st.sampled_from(list(SourceFormat))
+DECLARED = [
+    GENESYS_NOTIFICATIONS.model_copy(update={"org_id": MappingOverrides.model_validate(
+        {"org_id": {"constant": "org-1"}}).org_id}).over(),
+    MappingOverrides.model_validate({
+        "org_id": [{"header": "org"}, {"path": "tenant", "split": "/", "segment": 1}],
+        "interaction_id": [{"key": True}, {"path": "ids.0"}],
+        "event_id": {"path": "id"}, "event_type": {"path": "kind", "ids": "template", "lowercase": True},
+        "event_time": [{"path": "at", "encoding": "epoch_us"}, {"path": "time", "encoding": "iso8601"},
+                       {"record_timestamp": True}],
+        "interaction_type": {"path": "channel", "pattern": "^(\\w+)"}, "payload": "body",
+        "only": [{"path": "kind", "prefixes": ["conv"]}], "skip": [{"path": "kind", "equals": ["conv.ping"]}],
+    }).over(),
+]
+EVERY_TRANSLATION = [f for f in SourceFormat if f is not SourceFormat.GENESYS_NOTIFICATIONS] + DECLARED
+TRANSLATIONS = st.sampled_from(EVERY_TRANSLATION)
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False) | st.text(max_size=12),
@@ -38,35 +64,49 @@ debezium_like = st.fixed_dictionaries({}, optional={
     "after": rows | json_values, "source": sources | json_values,
 })
 wrapped = debezium_like.map(lambda payload: {"schema": {"type": "struct"}, "payload": payload})
+eventbridge_like = st.fixed_dictionaries({}, optional={
+    "id": ids, "source": st.sampled_from(["aws.partner/genesys.com/cloud/o-1/bus", "aws.partner/x", ""]) | ids,
+    "time": timestamps, "detail": st.fixed_dictionaries({}, optional={
+        "topicName": st.sampled_from(["v2.detail.events.conversation.0f8fad5b-d9cb-469f-a165-70867728950e.acw",
+                                      "v2.users.1.presence", "channel.metadata"]) | ids,
+        "eventBody": st.fixed_dictionaries({}, optional={"conversationId": ids, "eventTime": timestamps,
+                                                         "mediaType": ids}) | json_values,
+        "timestamp": timestamps, "instanceArn": ids}),
+})
+declared_like = st.fixed_dictionaries({}, optional={
+    "tenant": ids, "ids": st.lists(ids, max_size=2) | json_values, "id": ids, "at": timestamps, "time": timestamps,
+    "kind": st.sampled_from(["conv.start", "conv.ping", "other"]) | ids, "channel": ids, "body": json_values,
+})
 
 
-def check(value: bytes | None, source_format: SourceFormat) -> None:
-    outcome = translate(SourceRecord("t", 0, 1, None, value), source_format)
+def check(value: bytes | None, translation: Translation, key: bytes | None = None) -> None:
+    outcome = translate(SourceRecord("t", 0, 1, key, value, {"org": b"\xff"}, timestamp_ms=-5), translation)
     assert isinstance(outcome, DomainEventDraft | Skip | PoisonPill)
     if isinstance(outcome, DomainEventDraft):
         encode_body(INTERACTION_EVENT, to_avro_record(outcome, 1))
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.binary(max_size=300), FORMATS)
-def test_arbitrary_bytes_never_raise(value: bytes, source_format: SourceFormat) -> None:
-    check(value, source_format)
+@given(st.binary(max_size=300), TRANSLATIONS)
+def test_arbitrary_bytes_never_raise(value: bytes, translation: Translation) -> None:
+    check(value, translation)
 
 
 @settings(max_examples=400, deadline=None)
-@given(json_values, FORMATS)
-def test_arbitrary_json_never_raises(value: Any, source_format: SourceFormat) -> None:
-    check(json.dumps(value).encode(), source_format)
+@given(json_values, TRANSLATIONS, st.none() | st.binary(max_size=8))
+def test_arbitrary_json_never_raises(value: Any, translation: Translation, key: bytes | None) -> None:
+    check(json.dumps(value).encode(), translation, key)
 
 
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.one_of(genesys_like, debezium_like, wrapped), FORMATS)
-def test_near_valid_records_never_raise_and_drafts_are_valid_avro(value: dict[str, Any],
-                                                                  source_format: SourceFormat) -> None:
-    check(json.dumps(value).encode(), source_format)
+@given(st.one_of(genesys_like, debezium_like, wrapped, eventbridge_like, declared_like), TRANSLATIONS,
+       st.none() | st.sampled_from([b"int-9", b"\xff", b" "]))
+def test_near_valid_records_never_raise_and_drafts_are_valid_avro(value: dict[str, Any], translation: Translation,
+                                                                  key: bytes | None) -> None:
+    check(json.dumps(value).encode(), translation, key)
 
 
 def test_deeply_nested_json_is_a_poison_pill() -> None:
-    for source_format in SourceFormat:
-        outcome = translate(SourceRecord("t", 0, 1, None, b"[" * 100_000 + b"]" * 100_000), source_format)
+    for translation in EVERY_TRANSLATION:
+        outcome = translate(SourceRecord("t", 0, 1, None, b"[" * 100_000 + b"]" * 100_000), translation)
         assert isinstance(outcome, PoisonPill)

@@ -16,6 +16,7 @@ from ..rendering import (
     full_name,
     render,
     render_ci,
+    render_error,
     secret_ref,
 )
 
@@ -150,9 +151,9 @@ def test_sink_dsn_only_for_the_services_that_use_the_database() -> None:
     for service in SERVICES:
         env = env_of(_container(manifests, service))
         if service in SINK_SERVICES:
-            assert secret_ref(env, "REKEY_SINK_DSN") == ("pg", "uri")
+            assert secret_ref(env, "REKEY_SINK_DATABASE_URL") == ("pg", "uri")
         else:
-            assert "REKEY_SINK_DSN" not in env
+            assert "REKEY_SINK_DATABASE_URL" not in env
 
 
 def test_sasl_ssl_credentials_and_ca_come_from_secrets() -> None:
@@ -234,3 +235,31 @@ def test_pull_secrets_are_merged_and_deduplicated() -> None:
 
     pod = _deployment(manifests, "acl")["spec"]["template"]["spec"]
     assert pod["imagePullSecrets"] == [{"name": "a"}, {"name": "b"}, {"name": "c"}]
+
+
+def test_split_acl_stages_are_two_deployments_each_scaled_on_its_own_input() -> None:
+    manifests = render_ci("acl-stages-values")
+
+    assert not manifests.find("Deployment", full_name("acl"))
+    for stage in ("translate", "sequence"):
+        container = _container(manifests, f"acl-{stage}")
+        assert [*container["command"], *container["args"]] == ["rekey", "run", "acl", "--stage", stage]
+        env = env_of(container)
+        assert (env["REKEY_APP_ID"]["value"], env["REKEY_INTERNAL_PARTITIONS"]["value"]) == ("rekey-acl", "16")
+    assert _deployment(manifests, "acl-sequence")["spec"]["replicas"] == 3
+    assert "replicas" not in _deployment(manifests, "acl-translate")["spec"]  # KEDA owns it
+    scaled = manifests.get("ScaledObject", full_name("acl-translate"))
+    assert scaled["spec"]["maxReplicaCount"] == 6
+    assert scaled["spec"]["triggers"][0]["metadata"]["topic"] == "crm.public.interactions"
+
+
+def test_a_stage_cannot_have_a_consumer_group_of_its_own() -> None:
+    """Both stages are one consumer group (the sequencing topic is named after it)."""
+    values = {"services": {"acl": {"stages": {"split": True, "sequence": {"consumerGroup": "other"}}}}}
+    assert "'/services/acl/stages/sequence': additional properties 'consumerGroup' not allowed" in render_error(values)
+
+
+def test_a_stage_cannot_scale_past_its_inputs_partitions() -> None:
+    values = {"services": {"acl": {"stages": {"split": True, "sequence": {
+        "inputTopicPartitions": 4, "hpa": {"enabled": True, "maxReplicas": 8}}}}}}
+    assert "services.acl-sequence.hpa.maxReplicas (8) exceeds" in render_error(values)

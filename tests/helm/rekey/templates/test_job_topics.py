@@ -47,7 +47,7 @@ def test_shares_the_services_security_context_and_secrets() -> None:
     assert container["securityContext"]["readOnlyRootFilesystem"] is True
     assert secret_ref(env, "REKEY_KAFKA_SASL_PASSWORD") == ("rekey-kafka-credentials", "password")
     assert "REKEY_KAFKA_SSL_CA_LOCATION" in env
-    assert "REKEY_SINK_DSN" not in env
+    assert "REKEY_SINK_DATABASE_URL" not in env
     assert container["image"] == "registry.example.com/streaming/rekey:0.1.0"
     assert pod["imagePullSecrets"] == [{"name": "registry-example-com"}]
 

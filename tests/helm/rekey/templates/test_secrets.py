@@ -8,7 +8,7 @@ import pytest
 
 from ..rendering import CI_SCENARIOS, containers, render, render_ci, render_error
 
-CREDENTIAL = re.compile(r"PASSWORD|USERNAME|DSN|TOKEN|SECRET")
+CREDENTIAL = re.compile(r"PASSWORD|USERNAME|DATABASE_URL|TOKEN|SECRET")  # a database URL carries its password
 
 
 @pytest.mark.parametrize("scenario", [None, *CI_SCENARIOS])
@@ -42,7 +42,7 @@ def test_production_scenario_references_every_credential() -> None:
         "REKEY_KAFKA_SASL_PASSWORD",
         "REKEY_REGISTRY_USERNAME",
         "REKEY_REGISTRY_PASSWORD",
-        "REKEY_SINK_DSN",
+        "REKEY_SINK_DATABASE_URL",
     }
 
 

@@ -1,0 +1,590 @@
+"""`rekey bench acl`: throughput and latency of the live ACL next to two baselines, on the embedded stack.
+
+Each pipeline gets its own source topic holding the same N generated events (same seed) and runs alone:
+
+1. backlog: start the worker on the pre-filled topic; events/s = N / (last output CreateTime - first consume),
+   first consume from the worker's `rekey_consumed_total` polled every 0.2 s (the passthrough stamps it itself);
+2. paced: produce M more events at a fixed rate (a share of the ACL's backlog rate, the same for every pipeline)
+   while the worker runs; latency = output record CreateTime - source record CreateTime, p50/p99;
+3. peak RSS = VmHWM of the worker process.
+
+Pipelines: `rekey run acl` (RocksDB state) with the bench source feeding one family, then both families of the
+demo catalog, then one family under exactly-once; `passthrough` (confluent-kafka consume -> translate + route ->
+produce, the ceiling) and `faust group_by` (plain faust re-key, no sequencing; needs the `bench` extra).
+The run ends with `shared` translate + route per event in this process, then one JSON line of the figures.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import importlib.util
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import yaml
+from confluent_kafka import Consumer, KafkaError, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from services.catalog_files import load_catalog
+from services.cli.console import make_console
+from services.devtools.bench import quix_env
+from services.devtools.demo.stack import DemoStack, demo_stack
+from services.devtools.embedded.errors import NotReady
+from services.devtools.embedded.maven import REPO_ROOT
+from services.devtools.embedded.processes import terminate_with_parent
+from services.devtools.embedded.workers import ServiceProcess
+from services.generation.writer import generate_to_topic
+from services.kafka.producers import make_producer
+from services.settings import KafkaSettings
+from shared.catalog import Catalog
+from shared.generation import GenerationConfig, generate
+from shared.routing import route
+from shared.translation import DomainEventDraft, SourceFormat, SourceRecord, translate
+
+BENCH_DIR = REPO_ROOT / "var" / "bench-acl"
+CATALOG = REPO_ROOT / "catalog" / "topics.yaml"
+DOC = REPO_ROOT / "docs" / "BENCHMARKS.md"
+SECTION = "## ACL (rekey bench acl)"
+START, END = "<!-- bench-acl:start -->", "<!-- bench-acl:end -->"
+POLL = 0.2
+STALL = 180.0
+SOURCE = "genesys.conversations.raw"
+ORGS = 40
+STATE_KEYS = 1_000_000
+
+
+@dataclass
+class Result:
+    id: str
+    name: str
+    events: int
+    seconds: float
+    outputs: int
+    paced_events: int = 0
+    paced_rate: float = 0.0
+    latencies_ms: list[float] = field(default_factory=list)
+    peak_rss_mb: float = 0.0
+    load: tuple[float, float] = (0.0, 0.0)
+
+    @property
+    def events_per_second(self) -> float:
+        return self.events / self.seconds
+
+    def percentile(self, q: float) -> float | None:
+        if not self.latencies_ms:
+            return None
+        ordered = sorted(self.latencies_ms)
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+class _Worker(ServiceProcess):
+    """A bench worker: `python -m MODULE ARGS` (faust baseline, passthrough) or `rekey run acl`."""
+
+    def __init__(self, name: str, env: dict[str, str], log_dir: Path, argv: list[str] | None,
+                 http: bool = True, stamp: Path | None = None) -> None:
+        super().__init__("acl", env, log_dir, name=name)
+        self.argv = argv
+        self.http = http
+        self.stamp = stamp
+
+    def start(self, ready_timeout: float = 180.0) -> _Worker:
+        if self.argv is None:
+            super().start(ready_timeout)
+            return self
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(
+                self.argv, env=self.env, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True, preexec_fn=terminate_with_parent,
+            )
+        deadline = time.monotonic() + ready_timeout
+        while not self._ready():
+            if time.monotonic() > deadline:
+                raise NotReady(f"{self.name} not ready in {ready_timeout:.0f}s:\n{self.log_tail()}")
+            time.sleep(0.5)
+        return self
+
+    def _ready(self) -> bool:
+        if not self.http:
+            if self.process is None or self.process.poll() is not None:
+                raise NotReady(f"{self.name} exited:\n{self.log_tail()}")
+            return True
+        return super()._ready()
+
+    def first_consume(self) -> float | None:
+        """Wall-clock time of the first consumed record if known exactly (the passthrough stamps it)."""
+        if self.stamp is not None and self.stamp.exists() and self.stamp.read_text():
+            return float(self.stamp.read_text())
+        return None
+
+    def consumed(self) -> float:
+        if not self.http:
+            return 1.0 if self.first_consume() is not None else 0.0
+        try:
+            return self.metric("rekey_consumed_total")
+        except httpx.HTTPError:
+            return 0.0
+
+    def peak_rss_mb(self) -> float:
+        assert self.process is not None
+        status = Path(f"/proc/{self.process.pid}/status").read_text()
+        match = re.search(r"VmHWM:\s+(\d+) kB", status)
+        return int(match.group(1)) / 1024 if match else 0.0
+
+
+@dataclass
+class _Pipeline:
+    id: str
+    name: str
+    source: str
+    outputs: list[str]
+    worker: Callable[[], _Worker]
+    families: int
+    seed: int = 42
+    """Of the generated events; the rekey pipelines share one group and its dedupe memory, so each needs its own
+    event ids (the same seed would make every event of a later run an upstream duplicate)."""
+    events: int | None = None
+    """Backlog events when not the run's `--events`."""
+    paced: bool = True
+
+
+class Bench:
+    def __init__(self, stack: DemoStack, console: Console, events: int, paced_seconds: float,
+                 paced_fraction: float, profile_seconds: float = 0.0) -> None:
+        self.profile_seconds = profile_seconds
+        self.stack = stack
+        self.console = console
+        self.events = events
+        self.paced_seconds = paced_seconds
+        self.paced_fraction = paced_fraction
+        self.kafka = KafkaSettings(bootstrap_servers=stack.bootstrap)
+        self.admin = AdminClient(stack.kafka_config)
+        self.hot = tuple(dict.fromkeys(org for family in stack.catalog.families.values()
+                                       for org in (*family.high_volume_orgs, *family.dedicated)))
+        self.consumer = Consumer({**self.kafka.librdkafka(), "group.id": "rekey-bench-reader",
+                                  "enable.auto.commit": False, "enable.partition.eof": True})
+
+    # ---------------------------------------------------------------- topics and offsets
+    def create_topics(self, names: list[str], partitions: int) -> None:
+        futures = self.admin.create_topics([NewTopic(n, partitions, 1, config={"compression.type": "lz4"})
+                                            for n in names])
+        for future in futures.values():
+            future.result(30)
+
+    def partitions(self, topic: str) -> list[TopicPartition]:
+        metadata = self.admin.list_topics(topic, timeout=10).topics[topic]
+        return [TopicPartition(topic, p) for p in sorted(metadata.partitions)]
+
+    def end_offsets(self, topics: list[str]) -> dict[tuple[str, int], int]:
+        request = {tp: OffsetSpec.latest() for topic in topics for tp in self.partitions(topic)}
+        answers = self.admin.list_offsets(request, request_timeout=10)
+        return {(tp.topic, tp.partition): future.result().offset for tp, future in answers.items()}
+
+    def _read(self, ranges: dict[tuple[str, int], tuple[int, int]]) -> Iterator[object]:
+        """Every record in [start, end) of each partition."""
+        wanted = {tp: (start, end) for tp, (start, end) in ranges.items() if end > start}
+        if not wanted:
+            return
+        self.consumer.assign([TopicPartition(t, p, start) for (t, p), (start, _) in wanted.items()])
+        remaining = {tp: end for tp, (_, end) in wanted.items()}
+        deadline = time.monotonic() + 300
+        while remaining:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"reading back {len(remaining)} partitions timed out")
+            for message in self.consumer.consume(10_000, 1.0):
+                tp = (message.topic(), message.partition())
+                end = remaining.get(tp)
+                if end is None:
+                    continue
+                if message.error() is not None:  # the partition's end: past `end` when a transaction marker ends it
+                    if message.error().code() == KafkaError._PARTITION_EOF and message.offset() >= end:
+                        del remaining[tp]
+                    continue
+                if message.offset() >= end:
+                    continue
+                yield message
+                if message.offset() >= end - 1:
+                    del remaining[tp]
+        self.consumer.unassign()
+
+    def last_create_time(self, ends: dict[tuple[str, int], int]) -> float:
+        # The last few records: under exactly-once the last offset is a transaction marker, not a record.
+        ranges = {tp: (max(0, end - 10), end) for tp, end in ends.items() if end > 0}
+        return max(message.timestamp()[1] for message in self._read(ranges)) / 1000  # type: ignore[attr-defined]
+
+    # ---------------------------------------------------------------- phases
+    def fill(self, topic: str, seed: int, events: int) -> int:
+        with self._bar(f"generating {events:,} events into {topic}", events) as update:
+            summary = generate_to_topic(self.kafka, topic, events, ORGS, hot_orgs=self.hot, seed=seed,
+                                        progress=update)
+        assert summary.events == summary.records, "the bench sends valid events only"
+        return summary.events
+
+    def paced(self, topic: str, events: int, rate: float, seed: int) -> None:
+        config = GenerationConfig(events=events, orgs=ORGS, hot_orgs=self.hot, seed=seed)
+        producer = make_producer(self.kafka, **{"linger.ms": 5})
+        # Generated beforehand: on a small machine the generator would take CPU from the worker it measures.
+        with self.console.status(f"generating {events:,} paced events ..."):
+            records = list(generate(config))
+        with self._bar(f"paced: {events:,} events at {rate:,.0f}/s into {topic}", events) as update:
+            started = time.monotonic()
+            for record in records:
+                delay = started + record.index / rate - time.monotonic()
+                if delay > 0.002:
+                    time.sleep(delay)
+                while True:
+                    try:
+                        producer.produce(topic, record.value, record.key)
+                        break
+                    except BufferError:
+                        producer.poll(0.01)
+                if record.index % 200 == 0:
+                    producer.poll(0)
+                    update(record.index)
+            producer.flush(60)
+            update(events)
+
+    @contextlib.contextmanager
+    def _bar(self, what: str, total: int) -> Iterator[Callable[[int], None]]:
+        with Progress(TextColumn(what), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=self.console, transient=True) as bar:
+            task = bar.add_task(what, total=total)
+            yield lambda done: bar.update(task, completed=done)
+
+    def wait_outputs(self, worker: _Worker, outputs: list[str], base: dict[tuple[str, int], int], target: int,
+                     what: str, first_seen: list[float] | None = None) -> dict[tuple[str, int], int]:
+        """Poll every 0.2 s until `target` records were produced past `base`; note the first consume time.
+
+        Gives up when nothing was produced for STALL seconds (a slow machine is fine, a stuck worker is not)."""
+        last_zero = time.time()
+        progress, progressed = -1, time.monotonic()
+        with self._bar(f"{worker.name}: {what}", target) as update:
+            while True:
+                if first_seen is not None and not first_seen:
+                    exact = worker.first_consume()
+                    if exact is not None:
+                        first_seen.append(exact)
+                    elif worker.consumed() > 0:
+                        first_seen.append((last_zero + time.time()) / 2)  # between the two polls
+                    else:
+                        last_zero = time.time()
+                ends = self.end_offsets(outputs)
+                done = sum(ends.values()) - sum(base.get(tp, 0) for tp in ends)
+                update(min(done, target))
+                if done >= target:
+                    return ends
+                if worker.process is not None and worker.process.poll() is not None:
+                    raise RuntimeError(f"{worker.name} exited:\n{worker.log_tail()}")
+                if done > progress:
+                    progress, progressed = done, time.monotonic()
+                elif time.monotonic() - progressed > STALL:
+                    raise TimeoutError(f"{worker.name}: stuck at {done} of {target} records for {STALL:.0f}s:\n"
+                                       f"{worker.log_tail()}")
+                time.sleep(POLL)
+
+    def latencies(self, source: str, source_range: dict[tuple[str, int], tuple[int, int]],
+                  output_range: dict[tuple[str, int], tuple[int, int]]) -> list[tuple[int, float]]:
+        """(source CreateTime, latency ms) of every output of the paced phase."""
+        by_position: dict[str, int] = {}
+        by_event: dict[str, int] = {}
+        for message in self._read(source_range):
+            stamp = message.timestamp()[1]  # type: ignore[attr-defined]
+            by_position[f"{message.topic()}/{message.partition()}/{message.offset()}"] = stamp  # type: ignore
+            by_event[json.loads(message.value())["eventId"]] = stamp  # type: ignore[attr-defined]
+        result: list[tuple[int, float]] = []
+        for message in self._read(output_range):
+            headers = dict(message.headers() or [])  # type: ignore[attr-defined]
+            if "src" in headers:
+                created = by_position.get(headers["src"].decode())
+            else:
+                created = by_event.get(json.loads(message.value())["eventId"])  # type: ignore[attr-defined]
+            if created is not None:
+                result.append((created, float(message.timestamp()[1] - created)))  # type: ignore[attr-defined]
+        return sorted(result)
+
+    def _profile(self, worker: _Worker) -> subprocess.Popen[bytes]:
+        """py-spy (raw folded stacks, non-blocking) on the worker for the first seconds of the backlog."""
+        assert worker.process is not None
+        out = worker.log_path.with_suffix(".py-spy.txt")
+        self.console.print(f"profiling {worker.name} for {self.profile_seconds:.0f}s into {out}")
+        return subprocess.Popen(
+            [str(Path(sys.executable).with_name("py-spy")), "record", "--nonblocking", "-d",
+             str(int(self.profile_seconds)), "-f", "raw", "-o", str(out), "-p", str(worker.process.pid)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+
+    def run(self, pipeline: _Pipeline, paced_rate: float | None) -> Result:
+        """Backlog then paced phase of one pipeline; `paced_rate` None = a share of this pipeline's own rate."""
+        load_before = os.getloadavg()[0]
+        events = self.fill(pipeline.source, pipeline.seed, pipeline.events or self.events)
+        worker = pipeline.worker()
+        with self.console.status(f"starting {pipeline.name} ..."):
+            worker.start()
+        profiler = self._profile(worker) if self.profile_seconds else None
+        try:
+            base = self.end_offsets(pipeline.outputs)
+            first: list[float] = []
+            ends = self.wait_outputs(worker, pipeline.outputs, base, events * pipeline.families,
+                                     "backlog re-keyed", first)
+            seconds = self.last_create_time(ends) - first[0]
+            if seconds <= 0:
+                raise RuntimeError(f"{pipeline.name}: its last output is stamped {-seconds:.2f}s before its first "
+                                   f"consume: it does not stamp outputs with the time it produces them")
+            result = Result(pipeline.id, pipeline.name, events, seconds, sum(ends.values()) - sum(base.values()))
+            self.console.print(f"[green]✓[/] {pipeline.name}: {events:,} events in {seconds:.2f}s = "
+                               f"{result.events_per_second:,.0f} events/s (load {os.getloadavg()[0]:.2f})")
+            if pipeline.paced:
+                rate = paced_rate if paced_rate is not None else result.events_per_second * self.paced_fraction
+                paced_events = max(1, int(rate * self.paced_seconds))
+                source_before = self.end_offsets([pipeline.source])
+                self.paced(pipeline.source, paced_events, rate, seed=pipeline.seed + 1_000)
+                source_after = self.end_offsets([pipeline.source])
+                final = self.wait_outputs(worker, pipeline.outputs, ends, paced_events * pipeline.families,
+                                          "paced events re-keyed")
+                result.paced_events, result.paced_rate = paced_events, rate
+            result.peak_rss_mb = worker.peak_rss_mb()
+            result.load = (load_before, os.getloadavg()[0])
+        finally:
+            with self.console.status(f"stopping {pipeline.name} ..."):
+                if profiler is not None:
+                    profiler.wait(self.profile_seconds + 60)
+                worker.stop()
+        if not pipeline.paced:
+            self.console.print(f"[green]✓[/] {pipeline.name}: peak RSS {result.peak_rss_mb:,.0f} MB")
+            return result
+        with self.console.status("reading back timestamps for latency ..."):
+            samples = self.latencies(
+                pipeline.source,
+                {tp: (source_before.get(tp, 0), end) for tp, end in source_after.items()},
+                {tp: (ends.get(tp, 0), end) for tp, end in final.items()},
+            )
+            result.latencies_ms = [latency for _created, latency in samples]
+            timeline = self.stack.workdir / f"{pipeline.id}-latency.csv"
+            timeline.write_text("source_create_time_ms,latency_ms\n" + "".join(f"{c},{v:.0f}\n" for c, v in samples))
+        self.console.print(f"[green]✓[/] {pipeline.name}: paced {paced_events:,} at {rate:,.0f}/s, latency p50 "
+                           f"{result.percentile(0.5)} ms p99 {result.percentile(0.99)} ms, peak RSS "
+                           f"{result.peak_rss_mb:,.0f} MB")
+        return result
+
+
+def one_family_catalog(catalog_path: Path, workdir: Path) -> tuple[Path, str]:
+    """A copy of the catalog whose bench source feeds only its first family; returns (path, that family)."""
+    document = yaml.safe_load(catalog_path.read_text())
+    source = next(s for s in document["sources"] if s["name"] == SOURCE)
+    source["feeds"] = source["feeds"][:1]
+    path = workdir / "catalog-one-family.yaml"
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    return path, source["feeds"][0]
+
+
+def _pipelines(stack: DemoStack, workdir: Path) -> list[_Pipeline]:
+    domain = [topic for family in stack.catalog.families.values() for topic in family.output_topics]
+    one_family_path, first_family = one_family_catalog(stack.catalog_path, workdir)
+    first_outputs = stack.catalog.family(first_family).output_topics
+    common = {**stack.service_env(), "REKEY_STATE_STORE": "rocksdb", "REKEY_PROCESSING_GUARANTEE": "at_least_once"}
+    one_family = {**common, "REKEY_CATALOG_PATH": str(one_family_path)}
+    python = sys.executable
+    stamp = workdir / "passthrough.first-consume"
+
+    def rekey(name: str, env: dict[str, str]) -> Callable[[], _Worker]:
+        # One consumer group for every rekey pipeline: they share the source topic, and each run must start
+        # where the previous one stopped (its own backlog only).
+        return lambda: _Worker(name, {**env, "REKEY_APP_ID": "rekey-bench-acl",
+                                      "REKEY_DATA_DIR": str(workdir / "state")}, workdir, None)
+
+    pipelines = [
+        _Pipeline("rekey_1_family", "rekey ACL, 1 family", SOURCE, first_outputs, rekey("one-family", one_family), 1,
+                  seed=42),
+        _Pipeline("rekey_2_families", "rekey ACL, 2 families", SOURCE, domain, rekey("two-families", common), 2,
+                  seed=43),
+        _Pipeline("rekey_exactly_once", "rekey ACL, 1 family, exactly-once", SOURCE, first_outputs,
+                  rekey("exactly-once", {**one_family, "REKEY_PROCESSING_GUARANTEE": "exactly_once"}), 1, seed=44),
+        # Its state holds a dedupe entry per event and a sequence per key: at least STATE_KEYS keys, more when
+        # the runs before it left theirs.
+        _Pipeline("rekey_state_1m", "rekey ACL, 1 family, 1,000,000+ state keys", SOURCE, first_outputs,
+                  rekey("state-1m", one_family), 1, seed=45, events=STATE_KEYS, paced=False),
+        _Pipeline("passthrough", "(a) passthrough, 2 families", "bench.passthrough.source", ["bench.passthrough.out"],
+                  lambda: _Worker(
+            "passthrough", common, workdir,
+            [python, "-m", "services.devtools.bench.passthrough", "bench.passthrough.source", "bench.passthrough.out",
+             "rekey-bench-passthrough", str(stamp)], http=False, stamp=stamp), 2),
+    ]
+    quix_python, why_not = quix_env.quix_python()
+    if quix_python is None:
+        make_console().print(f"Quix Streams baseline skipped: {why_not}")
+    else:
+        quix_stamp = workdir / "quix.first-consume"
+        pipelines.append(_Pipeline(
+            "quix_group_by", "(c) Quix Streams group_by + per-key sequence, 1 family", "bench.quix.source",
+            ["bench.quix.out"], lambda: _Worker(
+                "quix-group-by", common, workdir,
+                [str(quix_python), str(Path(quix_env.__file__).with_name("quix_group_by.py")), stack.bootstrap,
+                 "bench.quix.source", "bench.quix.out", "rekey-bench-quix", str(workdir / "quix-state"),
+                 str(quix_stamp)], http=False, stamp=quix_stamp), 1))
+    if importlib.util.find_spec("faust") is None:
+        make_console().print("faust group_by baseline skipped: faust is not installed (pip install -e '.[bench]')",
+                             markup=False)
+    else:
+        pipelines.append(_Pipeline(
+            "faust_group_by", "(b) faust group_by, 2 families", "bench.faust.source", ["bench.faust.out"],
+            lambda: _Worker("faust-group-by", {**common, "REKEY_APP_ID": "rekey-bench-faust-group-by",
+                                               "REKEY_STATE_STORE": "memory",
+                                               "REKEY_BENCH_SOURCE": "bench.faust.source",
+                                               "REKEY_BENCH_OUTPUT": "bench.faust.out"},
+                            workdir, [python, "-m", "services.devtools.bench.faust_group_by"]), 2))
+    return pipelines
+
+
+def translate_route_micro_us(catalog: Catalog, source_format: SourceFormat = SourceFormat.CCAAS_JSON,
+                             events: int = 20_000) -> float:
+    """`shared` translate + route per event (one family), in microseconds, in this process: the generated events
+    as they are (`ccaas-json`), or each wrapped as Genesys Cloud delivers it through EventBridge."""
+    source = next(s for s in catalog.sources if s.name == SOURCE)
+    config = GenerationConfig(events=events, orgs=ORGS, seed=3)
+    values = [r.value for r in generate(config)]
+    if source_format is SourceFormat.GENESYS_EVENTBRIDGE:
+        values = [_as_eventbridge(value) for value in values]
+    records = [SourceRecord(SOURCE, 0, offset, None, value) for offset, value in enumerate(values)]
+    translation = source.translation if source_format is SourceFormat.CCAAS_JSON else source_format
+    family = source.feeds[0]
+    started = time.perf_counter()
+    for record in records:
+        outcome = translate(record, translation)
+        if isinstance(outcome, DomainEventDraft):
+            route(catalog, family, outcome.org_id, outcome.interaction_id)
+    return (time.perf_counter() - started) / len(records) * 1e6
+
+
+def _as_eventbridge(value: bytes | None) -> bytes | None:
+    """A generated event in the envelope of Genesys' published EventBridge example (customer-start)."""
+    try:
+        event = json.loads(value or b"")
+    except ValueError:
+        return value  # the generator's malformed records stay malformed
+    if not isinstance(event, dict):
+        return value
+    conversation = event.get("interactionId")
+    return json.dumps({
+        "version": "0", "id": event.get("eventId"), "detail-type": "v2.detail.events.conversation.{id}.customer.start",
+        "source": f"aws.partner/genesys.com/cloud/{event.get('orgId')}/bench-bus", "account": "123456789012",
+        "time": event.get("timestamp"), "region": "us-east-1", "resources": [],
+        "detail": {"topicName": f"v2.detail.events.conversation.{conversation}.customer.start", "version": "2",
+                   "eventBody": {"eventTime": event.get("timestamp"), "conversationId": conversation,
+                                 "mediaType": event.get("interactionType"), "direction": "INBOUND",
+                                 **(event.get("data") or {})},
+                   "metadata": {"CorrelationId": event.get("eventId")}, "timestamp": event.get("timestamp")},
+    }).encode()
+
+
+def render(results: list[Result]) -> Table:
+    ceiling = next((r.events_per_second for r in results if r.id == "passthrough"), float("nan"))
+    faust = next((r.events_per_second for r in results if r.id == "faust_group_by"), float("nan"))
+    quix = next((r.events_per_second for r in results if r.id == "quix_group_by"), float("nan"))
+    table = Table(title="rekey bench acl: one worker per pipeline")
+    for column in ("pipeline", "events/s", "x ceiling", "x faust", "x quix", "paced rate", "p50", "p99",
+                   "peak RSS", "load 1m"):
+        table.add_column(column, justify="left" if column == "pipeline" else "right")
+    for r in results:
+        p50, p99 = r.percentile(0.5), r.percentile(0.99)
+        table.add_row(
+            r.name, f"{r.events_per_second:,.0f}", f"{r.events_per_second / ceiling:.2f}",
+            f"{r.events_per_second / faust:.2f}", f"{r.events_per_second / quix:.2f}", f"{r.paced_rate:,.0f}/s",
+            "-" if p50 is None else f"{p50:,.0f} ms", "-" if p99 is None else f"{p99:,.0f} ms",
+            f"{r.peak_rss_mb:,.0f} MB", f"{r.load[0]:.2f}/{r.load[1]:.2f}",
+        )
+    return table
+
+
+def figures(results: list[Result], translate_route_us: dict[SourceFormat, float]) -> dict[str, float | None]:
+    """The run's headline figures, printed as the last line (one JSON object)."""
+    rates = {r.id: round(r.events_per_second) for r in results}
+    main = next((r for r in results if r.id == "rekey_1_family"), None)
+    p99 = None if main is None else main.percentile(0.99)
+    return {**rates, "p99_ms": p99, "exactly_once_p99_ms": next(
+        (r.percentile(0.99) for r in results if r.id == "rekey_exactly_once"), None),
+        "rss_mb": next((round(r.peak_rss_mb) for r in results if r.id == "rekey_state_1m"), None),
+        "translate_route_us": round(translate_route_us[SourceFormat.CCAAS_JSON], 2),
+        "translate_route_us_eventbridge": round(translate_route_us[SourceFormat.GENESYS_EVENTBRIDGE], 2)}
+
+
+def markdown(table: Table) -> str:
+    headers = [str(c.header) for c in table.columns]
+    rows = list(zip(*[list(c.cells) for c in table.columns], strict=True))
+    lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join("---" for _ in headers) + " |"]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def record(table: Table, command: str, events: int, paced_seconds: float, load: tuple[float, float, float],
+           doc: Path = DOC) -> None:
+    """Write the figures between this section's markers; text after the markers (analysis) is kept."""
+    today = dt.date.today().isoformat()
+    block = "\n".join([
+        START,
+        f"Measured {today} with `{command}` ({events:,} backlog events per pipeline, then a paced phase of "
+        f"{paced_seconds:.0f} s). Machine: {platform.machine()}, {os.cpu_count()} cores, nothing else "
+        f"running, Python {platform.python_version()}; load average at the start "
+        f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f} (1/5/15 min), per pipeline in the last column.",
+        "",
+        markdown(table),
+        END,
+    ])
+    text = doc.read_text() if doc.exists() else "# Benchmarks\n"
+    if SECTION in text:
+        head, rest = text.split(SECTION, 1)
+        following = re.search(r"^## ", rest, flags=re.M)
+        body, tail = (rest[:following.start()], rest[following.start():]) if following else (rest, "")
+        if START in body and END in body:
+            before, after = body.split(START, 1)[0], body.split(END, 1)[1]
+            body = before + block + after
+        else:
+            body = "\n\n" + block + "\n" + body.lstrip("\n")
+        text = head + SECTION + body.rstrip("\n") + "\n" + ("\n" + tail if tail else "")
+    else:
+        text = text.rstrip("\n") + "\n\n" + SECTION + "\n\n" + block + "\n"
+    doc.write_text(text)
+
+
+def run_bench(events: int, paced_seconds: float, paced_fraction: float, workdir: Path = BENCH_DIR,
+              write_doc: bool = True, command: str = "rekey bench acl", only: tuple[str, ...] = (),
+              profile_seconds: float = 0.0) -> list[Result]:
+    # In a log file a table must not wrap at the 80 columns rich assumes without a terminal.
+    console = make_console()
+    load = os.getloadavg()
+    console.print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    with demo_stack(workdir, CATALOG, console) as stack:
+        bench = Bench(stack, console, events, paced_seconds, paced_fraction, profile_seconds)
+        bench.create_topics(["bench.passthrough.source", "bench.faust.source", "bench.quix.source"], 6)
+        bench.create_topics(["bench.passthrough.out", "bench.faust.out", "bench.quix.out"], 8)
+        results: list[Result] = []
+        rate: float | None = None
+        for pipeline in _pipelines(stack, workdir):
+            if only and pipeline.id not in only:
+                continue
+            results.append(bench.run(pipeline, rate))
+            rate = results[0].paced_rate
+        bench.consumer.close()
+    table = render(results)
+    console.print(table)
+    catalog = load_catalog(CATALOG)
+    translate_route_us = {shape: translate_route_micro_us(catalog, shape)
+                          for shape in (SourceFormat.CCAAS_JSON, SourceFormat.GENESYS_EVENTBRIDGE)}
+    for shape, micros in translate_route_us.items():
+        console.print(f"shared translate + route, {shape}: {micros:.2f} us per event (target <= 10)")
+    if write_doc and not only and not profile_seconds:
+        record(table, command, events, paced_seconds, load)
+        console.print(f"[green]✓[/] recorded in {DOC.relative_to(REPO_ROOT)}")
+    print(json.dumps(figures(results, translate_route_us)))
+    return results

@@ -1,0 +1,101 @@
+"""`rekey translate`: the onboarding dry run on a file and on a live topic, through the services' own pipeline."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Producer
+from typer.testing import CliRunner
+
+from services.cli.main import app
+from shared.partitioning import partition_for
+
+CATALOG = str(Path(__file__).resolve().parents[3] / "catalog" / "topics.yaml")
+EVENT = {"orgId": "org-1", "interactionId": "call-1", "eventId": "e-1", "eventType": "start",
+         "interactionType": "call", "timestamp": "2023-10-27T14:30:00.250Z", "data": {"agentId": "a-1"}}
+CHANGE = {"op": "u", "ts_ms": 1698417001500, "before": None,
+          "after": {"org_id": "org-2", "interaction_id": "int-9", "interaction_type": "chat",
+                    "updated_at": 1698417000250999},
+          "source": {"schema": "public", "table": "interactions", "lsn": 42, "ts_ms": 1698417001000}}
+
+
+def _run(*args: str) -> tuple[int, list[dict[str, object]]]:
+    result = CliRunner().invoke(app, ["translate", "--catalog", CATALOG, *args])
+    return result.exit_code, [json.loads(line) for line in result.output.splitlines()]
+
+
+def test_a_file_of_events_skips_and_poison_pills(tmp_path: Path) -> None:
+    lines = tmp_path / "sample.jsonl"
+    lines.write_text("\n".join([json.dumps(EVENT), json.dumps({**EVENT, "interactionId": None}), "null",
+                                "not json"]) + "\n")
+    code, output = _run("--format", "ccaas-json", "--file", str(lines))
+    assert code == 1  # a poison pill among them
+    event, missing, tombstone, garbage, counts = output
+    assert (event["outcome"], event["org_id"], event["interaction_id"], event["event_id"], event["event_type"],
+            event["event_time_ms"]) == ("event", "org-1", "call-1", "e-1", "start", 1698417000250)
+    [target] = event["outputs"]  # type: ignore[misc]
+    assert target["key"] == "org-1:call-1" and target["partition"] == partition_for("org-1:call-1", 8)
+    assert (missing["outcome"], missing["reason"], missing["field"]) == (
+        "poison", "missing_interaction_id", "interactionId")
+    assert (tombstone["outcome"], tombstone["reason"]) == ("skip", "tombstone")
+    assert (garbage["outcome"], garbage["reason"]) == ("poison", "undecodable")
+    assert counts == {"counts": {"event": 1, "skip": {"tombstone": 1},
+                                 "poison": {"missing_interaction_id": 1, "undecodable": 1}}}
+
+
+def test_a_catalog_source_with_keyed_lines(tmp_path: Path) -> None:
+    lines = tmp_path / "cdc.jsonl"
+    lines.write_text(json.dumps({"key": '{"id": 9}', "value": CHANGE}) + "\n"
+                     + json.dumps({"key": '{"id": 9}', "value": None}) + "\n")
+    code, output = _run("--source", "crm.public.interactions", "--file", str(lines), "--keyed")
+    assert code == 0, output
+    change, tombstone, counts = output
+    assert (change["org_id"], change["interaction_id"], change["event_type"], change["event_time_ms"]) == (
+        "org-2", "int-9", "updated", 1698417000250)
+    assert tombstone["outcome"] == "skip" and counts["counts"]["event"] == 1
+
+
+def test_a_vendor_preset_on_its_published_examples(tmp_path: Path) -> None:
+    examples = Path(__file__).resolve().parents[2] / "fixtures" / "sources" / "genesys-eventbridge"
+    lines = tmp_path / "eventbridge.jsonl"
+    lines.write_text("".join(json.dumps(json.loads((examples / f"{name}.json").read_text())) + "\n"
+                             for name in ("customer-start", "customer-end", "audit-user-presence")))
+    code, output = _run("--format", "genesys-eventbridge", "--file", str(lines))
+    assert code == 0, output
+    start, end, audit, counts = output
+    assert (start["org_id"], start["interaction_id"], start["event_type"]) == (
+        "32aa07aa-db1b-4987-abd0-9483601ec29d", "2f7bf00a-0fc2-4d6a-9b56-92238191433e",
+        "v2.detail.events.conversation.{id}.customer.start")
+    assert end["event_time_ms"] == 1649237504949
+    assert (audit["outcome"], audit["reason"]) == ("skip", "not_an_interaction")
+    assert counts == {"counts": {"event": 2, "skip": {"not_an_interaction": 1}, "poison": {}}}
+
+
+def test_arguments_are_checked() -> None:
+    result = CliRunner().invoke(app, ["translate", "--catalog", CATALOG, "--format", "ccaas-json"])
+    assert result.exit_code == 2
+    assert result.output.splitlines() == ["error: give exactly one of --file F.jsonl or --topic T"]
+
+
+@pytest.mark.broker
+def test_a_live_topic(kafka_bootstrap: str, topic_factory) -> None:  # type: ignore[no-untyped-def]
+    topic = topic_factory(partitions=2, prefix="onboard")
+    producer = Producer({"bootstrap.servers": kafka_bootstrap})
+    for i in range(5):
+        producer.produce(topic, value=json.dumps({**EVENT, "eventId": f"e-{i}"}).encode(), partition=i % 2)
+    assert producer.flush(30) == 0
+    code, output = _run("--format", "ccaas-json", "--topic", topic, "--limit", "3", "-b", kafka_bootstrap)
+    assert code == 0, output
+    assert [line["outcome"] for line in output[:-1]] == ["event"] * 3
+    assert output[-1] == {"counts": {"event": 3, "skip": {}, "poison": {}}}
+
+
+@pytest.mark.broker
+def test_a_missing_topic_is_one_line_naming_it(kafka_bootstrap: str) -> None:
+    result = CliRunner().invoke(app, ["translate", "--catalog", CATALOG, "--format", "ccaas-json",
+                                      "--topic", "no-such-topic-here", "-b", kafka_bootstrap])
+    assert result.exit_code == 2
+    assert result.output.splitlines() == [
+        "error: Kafka refused: topic 'no-such-topic-here': Broker: Unknown topic or partition"]

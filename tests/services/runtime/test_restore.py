@@ -1,0 +1,80 @@
+"""State recovery against a broker: a restore reads the whole changelog, including what a transaction still holds.
+
+The previous owner of a partition commits its last checkpoint (outputs, changelog, offsets) in one transaction.
+Its commit markers reach the changelog a moment after the offsets are readable as stable, and a fenced worker's
+open transaction holds the changelog's last stable offset back: a restore that stopped at the last stable offset
+numbered keys from an older state (seen in the `pause` chaos scenario as 326 conflicting sequences)."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable
+
+import pytest
+from confluent_kafka import Consumer, Producer
+
+from services.runtime.state import MemoryStore, Table, changelog_ends
+
+KEY = b"org_timeline/org-acme:10"
+
+
+def _checkpoint(producer: Producer, changelog: str, sequence: int, input_offset: int) -> None:
+    """Produce one changelog record as a checkpoint does: the key's sequence as of `input_offset`."""
+    writer = Table("sequences", changelog, 0, MemoryStore())
+    writer.put(KEY, [sequence], input_offset)
+    for key, value in writer.changelog_records().items():
+        producer.produce(changelog, value, key, 0)
+    producer.flush(10)
+
+
+def _transactional(bootstrap: str) -> Producer:
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"owner-{uuid.uuid4().hex[:8]}"})
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    return producer
+
+
+def _restore_in_background(bootstrap: str, changelog: str, committed_input: int) -> tuple[Table, threading.Thread]:
+    reader = Consumer({"bootstrap.servers": bootstrap, "group.id": f"restore-{uuid.uuid4().hex[:8]}",
+                       "isolation.level": "read_committed", "enable.partition.eof": True,
+                       "enable.auto.commit": False})
+    watermarks = Consumer({"bootstrap.servers": bootstrap, "group.id": "watermarks",
+                           "isolation.level": "read_uncommitted"})
+    try:
+        end = changelog_ends(watermarks, [(changelog, 0)])[(changelog, 0)]
+    finally:
+        watermarks.close()
+    table = Table("sequences", changelog, 0, MemoryStore())
+
+    def restore() -> None:
+        try:
+            table.restore(reader, committed_input, end)
+        finally:
+            reader.close()
+
+    thread = threading.Thread(target=restore, daemon=True)
+    thread.start()
+    return table, thread
+
+
+@pytest.mark.parametrize("outcome", ["committed", "aborted"])
+def test_a_restore_waits_for_an_open_transaction_and_applies_it_only_if_committed(
+        kafka_bootstrap: str, topic_factory: Callable[..., str], outcome: str) -> None:
+    changelog = topic_factory(partitions=1, prefix="changelog")
+    earlier = _transactional(kafka_bootstrap)
+    _checkpoint(earlier, changelog, sequence=3, input_offset=10)
+    earlier.commit_transaction(30)
+    last_owner = _transactional(kafka_bootstrap)
+    _checkpoint(last_owner, changelog, sequence=7, input_offset=20)  # its last checkpoint, not yet committed
+
+    table, restoring = _restore_in_background(kafka_bootstrap, changelog, committed_input=21)
+    restoring.join(3)
+    assert restoring.is_alive(), "the restore ended below an open transaction of the changelog"
+    if outcome == "committed":
+        last_owner.commit_transaction(30)
+    else:
+        last_owner.abort_transaction(30)
+    restoring.join(60)
+    assert not restoring.is_alive(), "the restore did not end once the transaction was settled"
+    assert table.get(KEY) == ([7] if outcome == "committed" else [3])

@@ -1,0 +1,19 @@
+"""Durations on the command line: one syntax for every `--window`."""
+
+from __future__ import annotations
+
+import pytest
+
+from shared.durations import parse_duration_ms
+
+
+@pytest.mark.parametrize(("text", "millis"), [("30s", 30_000), ("15m", 900_000), ("1h", 3_600_000),
+                                              ("2d", 172_800_000), ("3600", 3_600_000), (" 5 m ", 300_000)])
+def test_durations(text: str, millis: int) -> None:
+    assert parse_duration_ms(text) == millis
+
+
+@pytest.mark.parametrize("text", ["0", "0h", "1w", "h", "-1h", "1.5h", ""])
+def test_a_bad_duration_names_the_option(text: str) -> None:
+    with pytest.raises(ValueError, match=r"^--since-window expects a duration such as 30s, 15m, 1h, 1d"):
+        parse_duration_ms(text, "--since-window")
