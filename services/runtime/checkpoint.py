@@ -7,11 +7,20 @@ exactly-once: produce the changelog records in the open transaction; add the con
 
 Whatever fails before the offsets are committed raises `CheckpointFailed`, and the worker rewinds to the
 committed offsets and drops the pending state (`abandon`): a retry then redoes exactly the uncommitted work.
+
+librdkafka does not always keep the timeout a transactional call is given: `send_offsets_to_transaction` waits
+for ever once the group coordinator it cached is gone for good (a broker killed; confluentinc/librdkafka#5456 and
+#5511, open in 2.16). Each transactional call of a checkpoint therefore runs under a deadline of our own; a call
+that outlives it leaves its producer unusable (`ProducerStuck`), and the worker replaces the producer, which fences
+the stuck one's transaction.
 """
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Callable
+from functools import partial
 
 import structlog
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
@@ -23,6 +32,9 @@ log = structlog.get_logger()
 TIMEOUT = 30.0
 COMMIT_ATTEMPTS = 3
 SLOW = 0.25
+DEADLINE = TIMEOUT + 10.0
+"""How long a transactional call may take in all, librdkafka's own timeout included, before the producer is
+deemed stuck."""
 ENDS_TIMEOUT = 5.0
 """A checkpoint waits this long for the changelog ends, then keeps the stores' previous changelog offsets."""
 CHANGELOG_ENDS_EVERY = 10.0
@@ -32,6 +44,31 @@ previous changelog offset and a restore rereads at most that much more."""
 
 class CheckpointFailed(RuntimeError):
     """Outputs, changelog or offsets could not be committed; the uncommitted work must be redone."""
+
+
+class ProducerStuck(CheckpointFailed):
+    """A transactional call did not return by its deadline: the producer can take no further call (librdkafka
+    refuses a second one while the first is in progress) and must be replaced."""
+
+
+def within_deadline(call: Callable[[], object], seconds: float, what: str) -> None:
+    """Run a blocking librdkafka call on a helper thread and wait at most `seconds` for it; what it raises is
+    raised here. The thread is a daemon: a call that never returns does not hold the process at exit."""
+    raised: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            call()
+        except BaseException as error:  # handed to the waiting thread
+            raised.append(error)
+
+    helper = threading.Thread(target=run, name=f"kafka-{what}", daemon=True)
+    helper.start()
+    helper.join(seconds)
+    if helper.is_alive():
+        raise ProducerStuck(f"{what} did not return within {seconds:.0f}s (librdkafka#5456)")
+    if raised:
+        raise raised[0]
 
 
 class Checkpoint:
@@ -46,7 +83,14 @@ class Checkpoint:
         self.offsets: dict[tuple[str, int], int] = {}
         self.failures: list[str] = []
         self.in_transaction = False
+        self.stuck: ProducerStuck | None = None
         self.ends_recorded_at = 0.0
+
+    def use(self, producer: Producer) -> None:
+        """Continue with a new producer (the previous one failed for good or is stuck)."""
+        self.producer = producer
+        self.in_transaction = False
+        self.stuck = None
 
     def begin(self) -> None:
         """Open the transaction that the next outputs belong to (exactly-once; nothing to do otherwise)."""
@@ -120,9 +164,10 @@ class Checkpoint:
         for attempt in range(1, COMMIT_ATTEMPTS + 1):
             try:
                 if offsets:
-                    self.producer.send_offsets_to_transaction(offsets, self._group_metadata(), TIMEOUT)
+                    self._transactional(partial(self.producer.send_offsets_to_transaction, offsets,
+                                                self._group_metadata(), TIMEOUT))
                     offsets = []
-                self.producer.commit_transaction(TIMEOUT)
+                self._transactional(partial(self.producer.commit_transaction, TIMEOUT))
                 self.in_transaction = False
                 return
             except KafkaException as exception:
@@ -136,6 +181,13 @@ class Checkpoint:
                         from exception
                 log.warning("transaction commit failed, retrying", error=str(error), attempt=attempt)
 
+    def _transactional(self, call: partial[None]) -> None:
+        try:
+            within_deadline(call, DEADLINE, call.func.__name__)
+        except ProducerStuck as stuck:
+            self.stuck = stuck
+            raise
+
     def _group_metadata(self) -> object:
         """The group generation the offsets are committed under. A consumer whose session timed out (paused past
         it) holds an empty member id until it has rejoined; the broker accepts transactional offsets without a
@@ -146,7 +198,10 @@ class Checkpoint:
         return metadata
 
     def abandon(self) -> None:
-        """Drop uncommitted work: abort the open transaction, forget pending state, offsets and failures."""
+        """Drop uncommitted work: abort the open transaction, forget pending state, offsets and failures.
+        Raises `ProducerStuck` (nothing dropped yet) when the producer can take no call: replace it (`use`)."""
+        if self.stuck is not None:
+            raise self.stuck
         if self.in_transaction:
             try:
                 self.producer.abort_transaction(TIMEOUT)

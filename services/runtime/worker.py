@@ -24,7 +24,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Produ
 from confluent_kafka.admin import AdminClient
 
 from services.observability.http import HealthServer
-from services.runtime.checkpoint import Checkpoint, CheckpointFailed
+from services.runtime.checkpoint import Checkpoint, CheckpointFailed, ProducerStuck
 from services.runtime.metrics import CHECKPOINT_SECONDS, CONSUMED, CONSUMER_LAG, PRODUCED
 from services.runtime.processor import Processor, TableSpec
 from services.runtime.settings import RuntimeSettings
@@ -218,10 +218,12 @@ class Worker:
         the broker) is replaced: a new one with the same transactional.id fences whatever the old one left."""
         try:
             self.checkpoint.abandon()
-        except KafkaException as error:
+        except (KafkaException, ProducerStuck) as error:
             log.error("producer unusable: replacing it", error=str(error.args[0]))
-            self.producer.purge()
-            self.producer = self.checkpoint.producer = self._new_producer()
+            if not isinstance(error, ProducerStuck):  # a stuck producer takes no call; it is left to its thread
+                self.producer.purge()
+            self.producer = self._new_producer()
+            self.checkpoint.use(self.producer)
             if self.transactional_id is not None:
                 self.producer.init_transactions(INIT_TIMEOUT)
             self.checkpoint.abandon()

@@ -113,9 +113,15 @@ def _leader(env: ChaosEnv, topic: str, partition: int) -> int:
     return int(metadata.partitions[partition].leader)
 
 
+def _group_coordinator(env: ChaosEnv, group: str) -> int:
+    with AdminClient(env.kafka_config) as admin:
+        description = admin.describe_consumer_groups([group], request_timeout=15)[group].result(20)
+    return int(description.coordinator.id)
+
+
 def broker_failure(env: ChaosEnv, events: int, exactly_once: bool = False, log: Log | None = None) -> ChaosResult:
     """3 brokers, RF=3, min.insync.replicas=2: stop the leader of a source partition and restart it; later
-    kill -9 another broker (the leader of an internal sequencing partition) and restart it."""
+    kill -9 the group's coordinator (offsets and transactional offsets go to it) and restart it."""
     cluster = env.cluster
     if cluster is None or len(cluster.node_ids) != 3:
         raise ValueError("the broker scenario needs the 3-node embedded cluster")
@@ -135,12 +141,12 @@ def broker_failure(env: ChaosEnv, events: int, exactly_once: bool = False, log: 
             cluster.start_node(first)
             cluster.wait_ready(120)
             run.traffic.join(run.timeout)
-            second = _leader(env, run.sequencing, 0)  # looked up before the moment: nothing between it and the kill
+            second = _group_coordinator(env, run.app_id)  # looked up before the moment: nothing in between
             worker = run.workers["acl-1"]
             worker.pause()
             run.traffic.send_chunk(plan.chunks)
             run.wait_fraction(0.0, min_backlog=max(1, events // 60))
-            fault = run.inject(f"kill -9 broker {second} (leader {run.sequencing}/0)",
+            fault = run.inject(f"kill -9 broker {second} (coordinator of group {run.app_id})",
                                lambda: cluster.stop_node(second, hard=True))
             worker.resume()
             run.wait_recovered(fault)
