@@ -46,14 +46,18 @@ class CheckpointFailed(RuntimeError):
     """Outputs, changelog or offsets could not be committed; the uncommitted work must be redone."""
 
 
+_WAIT_STEP = 1.0
+
+
 class ProducerStuck(CheckpointFailed):
     """A transactional call did not return by its deadline: the producer can take no further call (librdkafka
     refuses a second one while the first is in progress) and must be replaced."""
 
 
 def within_deadline(call: Callable[[], object], seconds: float, what: str) -> None:
-    """Run a blocking librdkafka call on a helper thread and wait at most `seconds` for it; what it raises is
-    raised here. The thread is a daemon: a call that never returns does not hold the process at exit."""
+    """Run a blocking librdkafka call on a helper thread and wait at most `seconds` of this process's running time
+    for it; what it raises is raised here. The thread is a daemon: a call that never returns does not hold the
+    process at exit."""
     raised: list[BaseException] = []
 
     def run() -> None:
@@ -64,9 +68,18 @@ def within_deadline(call: Callable[[], object], seconds: float, what: str) -> No
 
     helper = threading.Thread(target=run, name=f"kafka-{what}", daemon=True)
     helper.start()
-    helper.join(seconds)
-    if helper.is_alive():
-        raise ProducerStuck(f"{what} did not return within {seconds:.0f}s (librdkafka#5456)")
+    waited = 0.0
+    while True:
+        step = min(_WAIT_STEP, seconds - waited)
+        before = time.monotonic()
+        helper.join(step)
+        if not helper.is_alive():
+            break
+        # A step that took much longer than asked is time the process was stopped (SIGSTOP, a frozen VM), which
+        # the call did not have either: it does not count against the deadline.
+        waited += min(time.monotonic() - before, step + _WAIT_STEP)
+        if waited >= seconds:
+            raise ProducerStuck(f"{what} did not return within {seconds:.0f}s (librdkafka#5456)")
     if raised:
         raise raised[0]
 
@@ -109,11 +122,17 @@ class Checkpoint:
         if not self.offsets and not changed and not self.in_transaction:
             return None
         started = time.monotonic()
+        if self.exactly_once and self.failures:
+            raise CheckpointFailed(f"the transaction refused {len(self.failures)} outputs "
+                                   f"(first: {self.failures[0]})")
         self.begin()
         records = {table: table.changelog_records() for table in changed}
-        for table, changes in records.items():
-            for key, value in changes.items():
-                self.producer.produce(table.changelog, value, key, table.partition)
+        try:
+            for table, changes in records.items():
+                for key, value in changes.items():
+                    self.producer.produce(table.changelog, value, key, table.partition)
+        except KafkaException as error:  # the open transaction failed: abort and redo
+            raise CheckpointFailed(f"changelog records refused: {error.args[0]}") from error
         produced = time.monotonic()
         offsets = [TopicPartition(topic, partition, offset) for (topic, partition), offset in self.offsets.items()]
         if self.exactly_once:

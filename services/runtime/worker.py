@@ -189,6 +189,11 @@ class Worker:
                     break
                 except BufferError:
                     self.producer.poll(0.05)  # the local queue is full: let librdkafka send
+                except KafkaException as error:
+                    # The open transaction failed (it takes nothing more until aborted), or the producer did:
+                    # the rest of the batch is dropped, and the next checkpoint aborts and rewinds.
+                    self.checkpoint.delivery_failed(f"{topic}: {error.args[0]}")
+                    return
             produced[topic] += 1
         for topic, count in produced.items():
             if topic not in self.unmetered:
@@ -227,6 +232,8 @@ class Worker:
             if self.transactional_id is not None:
                 self.producer.init_transactions(INIT_TIMEOUT)
             self.checkpoint.abandon()
+            if isinstance(error, ProducerStuck):
+                self._reload_state()
         assignment = self.consumer.assignment()
         if not assignment:
             return
@@ -237,6 +244,16 @@ class Worker:
             except KafkaException as error:  # no longer ours: the coming rebalance settles where it starts
                 log.warning("cannot rewind a partition", partition=f"{tp.topic}[{tp.partition}]",
                             error=str(error.args[0]))
+
+    def _reload_state(self) -> None:
+        """Rebuild the tables of the current assignment from their changelogs: a stuck transaction's outcome is
+        unknown (its commit may have landed before the new producer fenced it), and the restore reads what was
+        committed."""
+        log.warning("reloading state from the changelogs: the stuck transaction may have committed")
+        self._close_tables(list(self.tables))
+        assignment = self.consumer.assignment()
+        if assignment:
+            self._assigned(self.consumer, assignment)
 
     def _committed(self, partitions: list[TopicPartition]) -> list[TopicPartition]:
         return self._patiently(lambda: list(self.consumer.committed(partitions, timeout=10)), "committed offsets")
