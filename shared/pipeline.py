@@ -21,6 +21,7 @@ from shared.catalog import Catalog, FamilyTable
 from shared.deadletter import dead_letter_headers
 from shared.routing import Route, route_in
 from shared.translation import (
+    AvroValues,
     DomainEventDraft,
     PoisonPill,
     PoisonReason,
@@ -70,22 +71,25 @@ class RecordPipeline:
 
     `wire_headers` maps each output topic to its Confluent wire header (magic byte and schema id), put in front
     of every head; without it (the backfill, whose JVM load step adds it) heads are bare Avro. `encode=False`
-    (a verification that only compares keys and positions) leaves head and tail empty.
+    (a verification that only compares keys and positions) leaves head and tail empty. `avro` reads source
+    values in the Confluent wire format (their writer schemas from the registry).
     """
 
     def __init__(self, catalog: Catalog, service: str, service_version: str,
-                 wire_headers: Mapping[str, bytes] | None = None, encode: bool = True) -> None:
+                 wire_headers: Mapping[str, bytes] | None = None, encode: bool = True,
+                 avro: AvroValues | None = None) -> None:
         self.catalog = catalog
         self.service = service
         self.service_version = service_version
         self.encoder = SplitEncoder(load_schema("interaction_event"))
         self.wire_headers = dict(wire_headers or {})
         self.encode = encode
+        self.avro = avro
         self._tables: dict[tuple[str, ...], tuple[FamilyTable, ...]] = {}
 
     def process(self, record: SourceRecord, translation: Translation, families: tuple[str, ...]) -> Processed:
         """`translation`: the source's format or mapping (`SourceTopic.translation`)."""
-        outcome = translate(record, translation)
+        outcome = translate(record, translation, self.avro)
         if isinstance(outcome, Skip):
             return outcome
         if isinstance(outcome, PoisonPill):

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import Column, DataFrame
 
+    from services.settings import RegistrySettings
     from shared.translation import Translation
 
 EVENT, SKIP, POISON, DUPLICATE = "event", "skip", "poison", "duplicate"
@@ -67,6 +68,8 @@ class TranslateSpec:
     formats: Mapping[str, Translation]
     service_version: str = "0.1.0"
     encode: bool = True
+    registry: RegistrySettings | None = None
+    """Where executors look up the writer schemas of Avro source values (Debezium's Avro converter)."""
 
     @property
     def cache_key(self) -> str:
@@ -85,8 +88,17 @@ def _pipeline(spec: TranslateSpec) -> Any:
 
         catalog = parse_catalog(spec.catalog_text, spec.catalog_source)
         pipeline = _WORKER_STATE[spec.cache_key] = RecordPipeline(catalog, SERVICE, spec.service_version,
-                                                                 encode=spec.encode)
+                                                                 encode=spec.encode, avro=_avro_values(spec))
     return pipeline
+
+
+def _avro_values(spec: TranslateSpec) -> Any:
+    if spec.registry is None:
+        return None
+    from services.registry.client import SchemaRegistryClient
+    from shared.translation import AvroValues
+
+    return AvroValues(SchemaRegistryClient(spec.registry).writer_schema_text)
 
 
 def translate_batches(spec: TranslateSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:

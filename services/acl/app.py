@@ -27,6 +27,7 @@ from services.runtime.worker import Worker
 from shared.avro import load_schema, wire_header
 from shared.catalog import Catalog
 from shared.pipeline import RecordPipeline
+from shared.translation import AvroValues
 
 SERVICE = "acl"
 
@@ -36,9 +37,8 @@ class Stage(StrEnum):
     SEQUENCE = "sequence"
 
 
-def wire_headers(catalog: Catalog, settings: RuntimeSettings) -> dict[str, bytes]:
+def wire_headers(catalog: Catalog, registry: SchemaRegistryClient) -> dict[str, bytes]:
     """Register the domain schema for every output topic now (fail at start-up, not on the first record)."""
-    registry = SchemaRegistryClient(settings.registry)
     schema = load_schema("interaction_event")
     return {topic: wire_header(AvroSerde(registry, catalog.topic(topic).schema_subject, schema).schema_id)
             for family in catalog.families.values() for topic in family.output_topics}
@@ -51,7 +51,9 @@ def create_worker(settings: RuntimeSettings, stages: frozenset[Stage] = frozense
     handoff = HandoffSequences.load(catalog, settings, group_id=group_id)
     processors: list[Processor] = []
     if Stage.TRANSLATE in stages:
-        pipeline = RecordPipeline(catalog, SERVICE, settings.service_version, wire_headers(catalog, settings))
+        registry = SchemaRegistryClient(settings.registry)
+        pipeline = RecordPipeline(catalog, SERVICE, settings.service_version, wire_headers(catalog, registry),
+                                  avro=AvroValues(registry.writer_schema_text))
         processors.append(TranslateStage(catalog, pipeline, sequencing, TopOrgs(settings.top_orgs), SERVICE))
     if Stage.SEQUENCE in stages:
         processors.append(SequenceStage(sequencing, group_id, handoff, settings.dedupe_horizon_hours, SERVICE))

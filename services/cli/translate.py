@@ -111,9 +111,14 @@ def translate(
             chosen_format, families = SourceFormat(source_format), (catalog.default_family,)
         records = (_file_records(file, keyed) if file is not None
                    else _topic_records(kafka_settings(bootstrap_servers).librdkafka(), str(topic), limit))
+        from services.registry.client import SchemaRegistryClient
+        from services.settings import RegistrySettings
         from shared.pipeline import RecordPipeline
+        from shared.translation import AvroValues
 
-        pipeline = RecordPipeline(catalog, "rekey-translate", "dry-run", encode=False)
+        registry = SchemaRegistryClient(RegistrySettings())  # asked only for an Avro record's writer schema
+        pipeline = RecordPipeline(catalog, "rekey-translate", "dry-run", encode=False,
+                                  avro=AvroValues(registry.writer_schema_text))
         counts: Counter[tuple[str, str]] = Counter()
         poisoned = False
         for record in records:

@@ -98,6 +98,14 @@ class SchemaRegistryClient:
         self._schemas[schema_id] = registered
         return registered
 
+    def writer_schema_text(self, schema_id: int) -> str | None:
+        """The text of the Avro schema with this id, None when the registry holds none under it (the lookup of
+        `shared.translation.AvroValues`)."""
+        try:
+            return self.schema_by_id(schema_id).text
+        except SchemaNotFound:
+            return None
+
     def set_compatibility(self, subject: str, level: CompatibilityLevel | str) -> None:
         """Set the compatibility level the registry enforces for new versions of `subject`."""
         if level not in COMPATIBILITY_LEVELS:

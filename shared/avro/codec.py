@@ -9,6 +9,7 @@ from typing import Any
 
 from fastavro import parse_schema as _fastavro_parse
 from fastavro import schemaless_reader, schemaless_writer
+from fastavro.schema import SchemaParseException
 from fastavro.validation import ValidationError, validate
 
 # fastavro's parsed form of a schema (a dict for records); opaque to callers.
@@ -31,7 +32,7 @@ def parse_schema(schema: Mapping[str, Any] | str) -> ParsedSchema:
     try:
         loaded = json.loads(schema) if isinstance(schema, str) else dict(schema)
         return _fastavro_parse(loaded)
-    except (ValueError, TypeError, KeyError) as error:
+    except (ValueError, TypeError, KeyError, SchemaParseException) as error:
         raise AvroCodecError(f"invalid Avro schema: {error}") from error
 
 

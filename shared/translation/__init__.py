@@ -1,5 +1,6 @@
 """The anti-corruption layer's translation of source records (event streams, CDC) into domain event drafts."""
 
+from shared.translation.avro_values import AvroValues
 from shared.translation.debezium import cdc_event_id
 from shared.translation.outcomes import (
     DomainEventDraft,
@@ -14,6 +15,7 @@ from shared.translation.source import SourceFormat, SourceRecord
 from shared.translation.translate import Translation, translate
 
 __all__ = [
+    "AvroValues",
     "DomainEventDraft",
     "Outcome",
     "PoisonPill",

@@ -7,11 +7,12 @@ default replica identity carries both ids):
     interaction_type text (call|chat|email|callback), agent_id text null, queue_id text null,
     updated_at timestamptz
 
-Values come from the JSON converter, with (`{"schema": ..., "payload": {...}}`) or without the wrapper. Integer
-ids are accepted and rendered in decimal. `updated_at` is read as the connector encodes it
-(`shared.translation.timestamps`): `timestamptz` as an ISO-8601 string (ZonedTimestamp), `timestamp` as epoch
-micro- or milliseconds (MicroTimestamp with the default `time.precision.mode`, Timestamp with `connect`); the
-schema block names the type when there is one, the magnitude decides when there is none.
+Values come from the JSON converter, with (`{"schema": ..., "payload": {...}}`) or without the wrapper, or from
+the Avro converter (Confluent wire format, `shared.translation.avro_values`; keys too). Integer ids are accepted
+and rendered in decimal. `updated_at` is read as the connector encodes it (`shared.translation.timestamps`):
+`timestamptz` as an ISO-8601 string (ZonedTimestamp), `timestamp` as epoch micro- or milliseconds
+(MicroTimestamp with the default `time.precision.mode`, Timestamp with `connect`); the schema block or the Avro
+writer schema names the type when there is one, the magnitude decides when there is none.
 
 - op c/u/r use the `after` image, op d the `before` image; event types are created/updated/snapshot/deleted.
 - Event time: the row's `updated_at` for c/u/r; for d, `source.ts_ms` (when the delete committed), or the
@@ -37,19 +38,19 @@ from typing import Any, TypeGuard
 from pydantic import BaseModel, ConfigDict, Field
 
 from shared.sequencing import SourcePosition
+from shared.translation.avro_values import AvroValues, value_object
 from shared.translation.fields import (
     Invalid,
     canonical_json,
     fail,
     identifier,
-    json_object,
     long_value,
     optional_text,
     text,
 )
 from shared.translation.outcomes import DomainEventDraft, Outcome, PoisonReason, Skip, SkipReason
 from shared.translation.source import SourceRecord
-from shared.translation.timestamps import TimeEncoding, encoding_of_connect_type, epoch_millis
+from shared.translation.timestamps import encoding_of_connect_type, epoch_millis
 
 EVENT_TYPES = {"c": "created", "u": "updated", "d": "deleted", "r": "snapshot"}
 
@@ -72,12 +73,14 @@ def cdc_event_id(table: str, position: str, op: str, org_id: str, interaction_id
     return f"{table}:{position}:{op}:{org_id}:{interaction_id}"
 
 
-def translate_change(record: SourceRecord, columns: DebeziumColumns = DEFAULT_COLUMNS) -> Outcome:
+def translate_change(record: SourceRecord, avro: AvroValues | None = None,
+                     columns: DebeziumColumns = DEFAULT_COLUMNS) -> Outcome:
+    """`avro`: reads values and keys of the Avro converter (without it they are poison pills)."""
     if record.value is None:
         return Skip(SkipReason.TOMBSTONE, "tombstone (null value) following a delete")
-    change = json_object(record.value, "change event value")
+    change, writer = value_object(record.value, "change event value", avro)
     schema: object = None
-    if "payload" in change and "schema" in change:
+    if writer is None and "payload" in change and "schema" in change:
         schema = change["schema"]
         change = change["payload"]
         if change is None:
@@ -94,7 +97,7 @@ def translate_change(record: SourceRecord, columns: DebeziumColumns = DEFAULT_CO
     if not isinstance(op, str) or op not in EVENT_TYPES:
         fail(PoisonReason.SCHEMA_INVALID, f"op {str(op)[:16]!r} is not one of c, u, d, r, t", "op")
     source = _object(change, "source")
-    image, row = _deleted_row(change, record.key, columns) if op == "d" else ("after", _object(change, "after"))
+    image, row = _deleted_row(change, record.key, columns, avro) if op == "d" else ("after", _object(change, "after"))
     org_id = identifier(row, columns.org_id, PoisonReason.MISSING_ORG_ID, allow_int=True,
                         label=f"{image}.{columns.org_id}")
     interaction_id = identifier(row, columns.interaction_id, PoisonReason.MISSING_INTERACTION_ID, allow_int=True,
@@ -102,8 +105,10 @@ def translate_change(record: SourceRecord, columns: DebeziumColumns = DEFAULT_CO
     if op == "d":
         event_time_ms = long_value(_commit_ms(change, source), "source.ts_ms", PoisonReason.BAD_TIMESTAMP)
     else:
+        time_type = writer.connect_names.get((image, columns.event_time)) if writer is not None \
+            else _schema_block_name(schema, image, columns.event_time)
         event_time_ms = epoch_millis(row.get(columns.event_time), f"{image}.{columns.event_time}",
-                                     _column_encoding(schema, image, columns.event_time))
+                                     encoding_of_connect_type(time_type))
     ordering_token, position = _position(source, _commit_ms(change, source))
     if not source.get("table"):
         fail(PoisonReason.SCHEMA_INVALID, "source.table is missing", "source.table")
@@ -161,39 +166,40 @@ def _has_ids(row: object, columns: DebeziumColumns) -> TypeGuard[dict[str, Any]]
         and row.get(columns.interaction_id) is not None
 
 
-def _deleted_row(change: dict[str, Any], key: bytes | None, columns: DebeziumColumns) -> tuple[str, dict[str, Any]]:
+def _deleted_row(change: dict[str, Any], key: bytes | None, columns: DebeziumColumns,
+                 avro: AvroValues | None) -> tuple[str, dict[str, Any]]:
     """The row a delete names: its `before` image, or the record key when `before` lacks the ids (a table
     without a full replica identity whose primary key is not the two ids writes only its key columns)."""
     before = change.get("before")
     if _has_ids(before, columns):
         return "before", before
-    keyed = _key_row(key)
+    keyed = _key_row(key, avro)
     if keyed is not None and (_has_ids(keyed, columns) or before is None):
         return "key", keyed
     return "before", _object(change, "before")
 
 
-def _key_row(key: bytes | None) -> dict[str, Any] | None:
-    """The record key's columns (JSON converter, with or without the schema wrapper), if it has any."""
+def _key_row(key: bytes | None, avro: AvroValues | None) -> dict[str, Any] | None:
+    """The record key's columns (JSON converter, with or without the schema wrapper, or Avro), if it has any."""
     if not key:
         return None
     try:
-        document = json_object(key, "record key")
+        document, writer = value_object(key, "record key", avro)
     except Invalid:
         return None
-    if "payload" in document and "schema" in document:
+    if writer is None and "payload" in document and "schema" in document:
         document = document["payload"]
     return document if isinstance(document, dict) else None
 
 
-def _column_encoding(schema: object, image: str, column: str) -> TimeEncoding:
-    """How the schema block of the JSON converter says `image.column` is encoded (AUTO when it does not say)."""
+def _schema_block_name(schema: object, image: str, column: str) -> object:
+    """The Connect type name the JSON converter's schema block gives `image.column` (None when it gives none)."""
     for block in _fields(schema):
         if block.get("field") == image:
             for field in _fields(block):
                 if field.get("field") == column:
-                    return encoding_of_connect_type(field.get("name"))
-    return TimeEncoding.AUTO
+                    return field.get("name")
+    return None
 
 
 def _fields(block: object) -> list[dict[str, Any]]:

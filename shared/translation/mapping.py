@@ -30,7 +30,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from shared.sequencing import SourcePosition
-from shared.translation.fields import canonical_json, fail, json_object, text
+from shared.translation.avro_values import AvroValues, value_object
+from shared.translation.fields import canonical_json, fail, text
 from shared.translation.outcomes import DomainEventDraft, Outcome, PoisonReason, Skip, SkipReason
 from shared.translation.source import SourceRecord
 from shared.translation.timestamps import TimeEncoding, epoch_millis
@@ -320,10 +321,11 @@ class MappedTranslator:
         self.skip = [(condition, condition.test()) for condition in mapping.skip]
         self.only = [(condition, condition.test()) for condition in mapping.only]
 
-    def __call__(self, record: SourceRecord) -> Outcome:
+    def __call__(self, record: SourceRecord, avro: AvroValues | None = None) -> Outcome:
+        """`avro`: reads values in the Confluent wire format (without it they are poison pills)."""
         if record.value is None:
             return Skip(SkipReason.TOMBSTONE, "null value on an event stream")
-        document = json_object(record.value, "event value")
+        document, _writer = value_object(record.value, "event value", avro)
         for condition, holds in self.skip:
             if holds(document):
                 return Skip(condition.reason, f"{condition.path} is {condition.found(document)!r}")

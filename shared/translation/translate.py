@@ -3,13 +3,15 @@ service and the backfill. Pure and deterministic (no clock, no randomness); it n
 bytes: every outcome is a DomainEventDraft, a Skip or a PoisonPill.
 
 `translation` is a source format (a translator in code, or a mapping preset), a catalog source's mapping, or the
-Debezium columns a catalog source declares."""
+Debezium columns a catalog source declares. `avro` reads values in the Confluent wire format (Debezium's Avro
+converter, any Avro source a mapping declares); `ccaas-json` is JSON by definition."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from functools import lru_cache, partial
 
+from shared.translation.avro_values import AvroValues
 from shared.translation.debezium import DebeziumColumns, translate_change
 from shared.translation.event_stream import translate_event
 from shared.translation.fields import Invalid
@@ -20,24 +22,32 @@ from shared.translation.source import SourceFormat, SourceRecord
 
 Translation = SourceFormat | str | SourceMapping | DebeziumColumns
 """A source format, a mapping, or the Debezium format with declared columns."""
-_IN_CODE: dict[SourceFormat, Callable[[SourceRecord], Outcome]] = {
-    SourceFormat.CCAAS_JSON: translate_event, SourceFormat.DEBEZIUM: translate_change}
+Translator = Callable[[SourceRecord, AvroValues | None], Outcome]
 
 
-def translate(record: SourceRecord, translation: Translation) -> Outcome:
-    """Translate one source record; ValueError only for an unknown source format (a configuration error)."""
+def _ccaas_json(record: SourceRecord, _avro: AvroValues | None) -> Outcome:
+    return translate_event(record)
+
+
+_IN_CODE: dict[SourceFormat, Translator] = {SourceFormat.CCAAS_JSON: _ccaas_json,
+                                            SourceFormat.DEBEZIUM: translate_change}
+
+
+def translate(record: SourceRecord, translation: Translation, avro: AvroValues | None = None) -> Outcome:
+    """Translate one source record; ValueError only for an unknown source format (a configuration error).
+    What `avro`'s schema lookup raises (the registry unreachable) propagates."""
     try:
         translator = translator_for(translation)
     except ValueError as error:
         raise ValueError(f"topic {record.topic!r}: {error}") from None
     try:
-        return translator(record)
+        return translator(record, avro)
     except Invalid as invalid:
         return invalid.pill
 
 
 @lru_cache(maxsize=256)
-def translator_for(translation: Translation) -> Callable[[SourceRecord], Outcome]:
+def translator_for(translation: Translation) -> Translator:
     """The translator of a format or mapping, compiled once."""
     if isinstance(translation, SourceMapping):
         return MappedTranslator(translation)

@@ -224,7 +224,7 @@ def run_backfill(spark: SparkSession, request: BackfillRequest, kafka: KafkaSett
     if run.state == checkpoint.STARTED:
         # -- transform: translate, route and number in one pass, cached once -------------------------------
         spec = transform.TranslateSpec(request.catalog_path.read_text(), str(request.catalog_path), request.family,
-                                       formats, request.service_version)
+                                       formats, request.service_version, registry=registry)
         translated = transform.translate_source(source, spec)
         numbered = transform.sequence_events(translated, start_after).persist(StorageLevel.MEMORY_AND_DISK)
         cached = numbered

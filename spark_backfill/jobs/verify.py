@@ -210,7 +210,7 @@ def run_verify(spark: SparkSession, request: VerifyRequest, kafka: KafkaSettings
 
     source = extract.read_kafka_topics(spark, kafka, ranges)
     spec = transform.TranslateSpec(request.catalog_path.read_text(), str(request.catalog_path), family, formats,
-                                   encode=False)
+                                   encode=False, registry=registry)
     translated = transform.translate_source(source, spec)
     expected = (transform.sequence_events(
         translated.filter((F.col("kind") == transform.EVENT) & F.col("out_topic").isin(targets))

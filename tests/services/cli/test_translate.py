@@ -99,3 +99,45 @@ def test_a_missing_topic_is_one_line_naming_it(kafka_bootstrap: str) -> None:
     assert result.exit_code == 2
     assert result.output.splitlines() == [
         "error: Kafka refused: topic 'no-such-topic-here': Broker: Unknown topic or partition"]
+
+
+def _debezium_avro(topic: str, registry_url: str) -> list[tuple[bytes, bytes]]:
+    """A create and a delete (ids only in the key) of the `interactions` table through the Avro converter, with
+    the writer schemas registered as the converter registers them (`<topic>-key`, `<topic>-value`)."""
+    from services.registry.client import SchemaRegistryClient
+    from services.settings import RegistrySettings
+    from tests.shared.translation.test_debezium_avro import KEY_SCHEMA, ROW, VALUE_SCHEMA, avro, change
+
+    with SchemaRegistryClient(RegistrySettings(url=registry_url)) as registry:
+        key_id = registry.register(f"{topic}-key", KEY_SCHEMA)
+        value_id = registry.register(f"{topic}-value", VALUE_SCHEMA)
+    key = avro(KEY_SCHEMA, key_id, {"org_id": "org-7", "interaction_id": "int-42"})
+    return [(key, avro(VALUE_SCHEMA, value_id, change("c", after=ROW))),
+            (key, avro(VALUE_SCHEMA, value_id, change("d")))]
+
+
+@pytest.mark.broker
+def test_a_live_topic_of_debezium_avro_reads_writer_schemas_from_the_registry(
+        kafka_bootstrap: str, schema_registry_url: str, topic_factory,  # type: ignore[no-untyped-def]
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    topic = topic_factory(partitions=1, prefix="cdc-avro")
+    producer = Producer({"bootstrap.servers": kafka_bootstrap})
+    for key, value in _debezium_avro(topic, schema_registry_url):
+        producer.produce(topic, value=value, key=key)
+    assert producer.flush(30) == 0
+    monkeypatch.setenv("REKEY_REGISTRY_URL", schema_registry_url)
+    code, output = _run("--format", "debezium", "--topic", topic, "--limit", "2", "-b", kafka_bootstrap)
+    assert code == 0, output
+    created, deleted, counts = output
+    assert (created["event_type"], created["org_id"], created["interaction_id"], created["event_time_ms"]) == (
+        "created", "org-7", "int-42", 1_698_417_000_250)
+    assert (deleted["event_type"], deleted["org_id"], deleted["interaction_id"]) == ("deleted", "org-7", "int-42")
+    assert counts == {"counts": {"event": 2, "skip": {}, "poison": {}}}
+
+    monkeypatch.setenv("REKEY_REGISTRY_URL", "http://127.0.0.1:9/apis/ccompat/v7")  # nothing listens there
+    result = CliRunner().invoke(app, ["translate", "--catalog", CATALOG, "--format", "debezium", "--topic", topic,
+                                      "--limit", "1", "-b", kafka_bootstrap])
+    assert result.exit_code == 3
+    [line] = result.output.splitlines()
+    assert line.startswith("error: schema registry at http://127.0.0.1:9/apis/ccompat/v7 is unreachable while "
+                           "looking up schema id")

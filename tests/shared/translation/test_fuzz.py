@@ -1,16 +1,18 @@
 """Fuzzing: `translate` returns a typed outcome for any bytes, and every draft it returns is valid Avro, for every
-source format and for declared mappings (every kind of field source)."""
+source format and for declared mappings (every kind of field source), JSON or framed Avro values."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shared.avro import encode_body, load_schema, parse_schema
+from shared.avro import encode_body, frame, load_schema, parse_schema
 from shared.translation import (
+    AvroValues,
     DomainEventDraft,
     PoisonPill,
     Skip,
@@ -24,6 +26,9 @@ from shared.translation.mapping import MappingOverrides
 from shared.translation.presets import GENESYS_NOTIFICATIONS
 
 INTERACTION_EVENT = parse_schema(load_schema("interaction_event"))
+DEBEZIUM_AVRO_ID = 41
+AVRO = AvroValues({DEBEZIUM_AVRO_ID: (Path(__file__).parents[2] / "fixtures" / "sources" / "debezium-avro"
+                                      / "interactions-value.avsc").read_text()}.get)
 DECLARED = [
     GENESYS_NOTIFICATIONS.model_copy(update={"org_id": MappingOverrides.model_validate(
         {"org_id": {"constant": "org-1"}}).org_id}).over(),
@@ -80,7 +85,7 @@ declared_like = st.fixed_dictionaries({}, optional={
 
 
 def check(value: bytes | None, translation: Translation, key: bytes | None = None) -> None:
-    outcome = translate(SourceRecord("t", 0, 1, key, value, {"org": b"\xff"}, timestamp_ms=-5), translation)
+    outcome = translate(SourceRecord("t", 0, 1, key, value, {"org": b"\xff"}, timestamp_ms=-5), translation, AVRO)
     assert isinstance(outcome, DomainEventDraft | Skip | PoisonPill)
     if isinstance(outcome, DomainEventDraft):
         encode_body(INTERACTION_EVENT, to_avro_record(outcome, 1))
@@ -90,6 +95,12 @@ def check(value: bytes | None, translation: Translation, key: bytes | None = Non
 @given(st.binary(max_size=300), TRANSLATIONS)
 def test_arbitrary_bytes_never_raise(value: bytes, translation: Translation) -> None:
     check(value, translation)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.binary(max_size=300), TRANSLATIONS, st.sampled_from([DEBEZIUM_AVRO_ID, 7]))
+def test_arbitrary_framed_avro_bodies_never_raise(body: bytes, translation: Translation, schema_id: int) -> None:
+    check(frame(schema_id, body), translation, frame(schema_id, body[:9]))
 
 
 @settings(max_examples=400, deadline=None)
