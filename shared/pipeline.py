@@ -12,7 +12,8 @@ A domain record's headers are `sequence_headers(sequence, src)` once the sequenc
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 
 import msgspec
 
@@ -23,13 +24,14 @@ from shared.routing import Route, route_in
 from shared.translation import (
     AvroValues,
     DomainEventDraft,
+    Outcome,
     PoisonPill,
     PoisonReason,
     Skip,
     SourceRecord,
     Translation,
+    compiled,
     to_avro_record,
-    translate,
 )
 
 Headers = list[tuple[str, bytes]]
@@ -85,18 +87,24 @@ class RecordPipeline:
         self.wire_headers = dict(wire_headers or {})
         self.encode = encode
         self.avro = avro
-        self._tables: dict[tuple[str, ...], tuple[FamilyTable, ...]] = {}
+
+    def processor(self, translation: Translation, families: tuple[str, ...]) -> Callable[[SourceRecord], Processed]:
+        """`process` for the records of one source, its translator and family tables looked up once."""
+        return partial(self._process, compiled(translation, self.avro),
+                       tuple(self.catalog.family_table(family) for family in families))
 
     def process(self, record: SourceRecord, translation: Translation, families: tuple[str, ...]) -> Processed:
-        """`translation`: the source's format or mapping (`SourceTopic.translation`)."""
-        outcome = translate(record, translation, self.avro)
+        """One record; `translation`: the source's format or mapping (`SourceTopic.translation`). A loop over a
+        source's records takes its `processor`."""
+        return self.processor(translation, families)(record)
+
+    def _process(self, translate: Callable[[SourceRecord], Outcome], tables: tuple[FamilyTable, ...],
+                 record: SourceRecord) -> Processed:
+        outcome = translate(record)
         if isinstance(outcome, Skip):
             return outcome
         if isinstance(outcome, PoisonPill):
             return self.dead_letter(record, outcome)
-        tables = self._tables.get(families)
-        if tables is None:
-            tables = self._tables[families] = tuple(self.catalog.family_table(family) for family in families)
         version = self.catalog.version
         try:
             routes = [route_in(table, version, outcome.org_id, outcome.interaction_id) for table in tables]

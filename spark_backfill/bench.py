@@ -136,7 +136,7 @@ def single_process_backfill(kafka: KafkaSettings, registry: RegistrySettings, ca
     with SchemaRegistryClient(registry) as client:
         wire = {t: wire_header(AvroSerde(client, catalog.topic(t).schema_subject, schema).schema_id)
                 for t in catalog.family(family).output_topics}
-    pipeline = RecordPipeline(catalog, "bench", "0", wire)
+    process = RecordPipeline(catalog, "bench", "0", wire).processor(source_format, (family,))
     config = kafka.librdkafka()
     offsets = snapshot(config, source)
     consumer = Consumer({**config, "group.id": f"rekey-bench-{uuid.uuid4()}", "enable.auto.commit": False,
@@ -154,8 +154,8 @@ def single_process_backfill(kafka: KafkaSettings, registry: RegistrySettings, ca
                     remaining.discard(partition)
                     continue
                 headers = {str(k): bytes(v or b"") for k, v in (message.headers() or [])}  # type: ignore[str-unpack,arg-type]
-                result = pipeline.process(SourceRecord(source, partition, offset, message.key(), message.value(),
-                                                       headers, message.timestamp()[1]), source_format, (family,))
+                result = process(SourceRecord(source, partition, offset, message.key(), message.value(), headers,
+                                              message.timestamp()[1]))
                 if isinstance(result, Routed):
                     draft, (domain,) = result.draft, result.records
                     keyed.append((sequence_key(domain.route.topic, domain.route.key),

@@ -112,7 +112,8 @@ def translate_batches(spec: TranslateSpec) -> Callable[[Iterator[pa.RecordBatch]
         from shared.translation import SourceRecord
 
         pipeline = _pipeline(spec)
-        families = (spec.family,)
+        processors = {topic: pipeline.processor(translation, (spec.family,))
+                      for topic, translation in spec.formats.items()}
         arrow_schema = to_arrow_schema(translated_schema())
         columns = arrow_schema.names
         for batch in batches:
@@ -122,7 +123,7 @@ def translate_batches(spec: TranslateSpec) -> Callable[[Iterator[pa.RecordBatch]
             for topic, partition, offset, key, value, timestamp_ms, raw_headers in rows:
                 record = SourceRecord(topic=topic, partition=partition, offset=offset, key=key, value=value,
                                       headers=_headers(raw_headers), timestamp_ms=timestamp_ms)
-                result = pipeline.process(record, spec.formats[record.topic], families)
+                result = processors[record.topic](record)
                 row: dict[str, Any] = dict.fromkeys(columns)
                 row.update(src_topic=record.topic, src_partition=record.partition, src_offset=record.offset,
                            src=f"{record.topic}/{record.partition}/{record.offset}")

@@ -21,9 +21,9 @@ class TranslateStage:
 
     def __init__(self, catalog: Catalog, pipeline: RecordPipeline, sequencing_topic: str, top_orgs: TopOrgs,
                  service: str) -> None:
-        self.sources = {source.name: source for source in catalog.sources}
-        self.topics = tuple(self.sources)
-        self.pipeline = pipeline
+        self.processors = {source.name: pipeline.processor(source.translation, source.feeds)
+                           for source in catalog.sources}
+        self.topics = tuple(self.processors)
         self.sequencing_topic = sequencing_topic
         self.top_orgs = top_orgs
         self.service = service
@@ -31,14 +31,13 @@ class TranslateStage:
     def process(self, messages: Sequence[Message], outputs: Outputs, tables: TableLookup) -> None:
         dead: Counter[str] = Counter()
         skipped: Counter[str] = Counter()
-        produce, sequencing, process = outputs.produce, self.sequencing_topic, self.pipeline.process
+        produce, sequencing, processors = outputs.produce, self.sequencing_topic, self.processors
         for message in messages:
             topic = message.topic()
-            source = self.sources[topic]
             headers = message.headers()
             record = SourceRecord(topic, message.partition(), message.offset(), message.key(), message.value(),
                                   dict(headers) if headers else {}, message.timestamp()[1])
-            result = process(record, source.translation, source.feeds)
+            result = processors[topic](record)
             if isinstance(result, Routed):
                 self.top_orgs.add(result.draft.org_id)
                 for domain in result.records:

@@ -12,7 +12,7 @@ from shared.translation.outcomes import (
     to_avro_record,
 )
 from shared.translation.source import SourceFormat, SourceRecord
-from shared.translation.translate import Translation, translate
+from shared.translation.translate import Translation, compiled, translate
 
 __all__ = [
     "AvroValues",
@@ -26,6 +26,7 @@ __all__ = [
     "SourceRecord",
     "Translation",
     "cdc_event_id",
+    "compiled",
     "to_avro_record",
     "translate",
 ]

@@ -37,18 +37,26 @@ def _reject_constant(name: str) -> NoReturn:
 def json_object(value: bytes, what: str) -> dict[str, Any]:
     """The value as a JSON object (UTF-8, strict JSON: no NaN/Infinity)."""
     try:
+        document = _fast_decode(value)  # the common case: msgspec checks the UTF-8 as it goes
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        return _slow_json_object(value, what)
+    if not isinstance(document, dict):
+        fail(PoisonReason.SCHEMA_INVALID, f"{what} is a JSON {type(document).__name__}, expected an object")
+    return document
+
+
+def _slow_json_object(value: bytes, what: str) -> dict[str, Any]:
+    """`json_object` for what msgspec refused: the error, or what only the standard library takes."""
+    try:
         text = value.decode("utf-8")
     except UnicodeDecodeError as error:
         fail(PoisonReason.UNDECODABLE, f"{what} is not UTF-8 text: {error}")
+    # msgspec refuses a little that the standard library takes (lone surrogate escapes, integers past 64 bits):
+    # the standard library decides those, and words the error for what neither takes.
     try:
-        document = _fast_decode(text)
-    except (msgspec.DecodeError, RecursionError):
-        # msgspec refuses a little that the standard library takes (lone surrogate escapes, integers past 64
-        # bits): the standard library decides those, and words the error for what neither takes.
-        try:
-            document = json.loads(text, parse_constant=_reject_constant)
-        except (ValueError, RecursionError) as error:
-            fail(PoisonReason.UNDECODABLE, f"{what} is not JSON: {str(error)[:200]}")
+        document = json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as error:
+        fail(PoisonReason.UNDECODABLE, f"{what} is not JSON: {str(error)[:200]}")
     if not isinstance(document, dict):
         fail(PoisonReason.SCHEMA_INVALID, f"{what} is a JSON {type(document).__name__}, expected an object")
     return document
@@ -58,6 +66,8 @@ def text(value: object, name: str) -> str:
     """`value` as text that Avro can carry (valid Unicode)."""
     if not isinstance(value, str):
         fail(PoisonReason.SCHEMA_INVALID, f"{name} is a {type(value).__name__}, expected a string", name)
+    if value.isascii():  # CPython knows this without a scan
+        return value
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:

@@ -43,6 +43,7 @@ _CONNECT_TYPES = {
     "io.debezium.time.ZonedTimestamp": TimeEncoding.ISO8601,
     "org.apache.kafka.connect.data.Timestamp": TimeEncoding.EPOCH_MS,
 }
+_MIN_GUESSED_MS, _MAX_GUESSED_MS = 10**11, 10**14  # what a guess (EPOCH) takes for milliseconds
 # Epoch milliseconds an Avro long and Python's datetime both hold: years 1 to 9999.
 _MIN_MS, _MAX_MS = -62_135_596_800_000, 253_402_300_799_999
 
@@ -54,6 +55,9 @@ def encoding_of_connect_type(name: object) -> TimeEncoding:
 
 def epoch_millis(value: object, name: str, encoding: TimeEncoding = TimeEncoding.AUTO) -> int:
     """`value` (the field `name`) as epoch milliseconds; a `bad_timestamp` poison pill naming the field if not."""
+    if value.__class__ is int and _MIN_GUESSED_MS <= value < _MAX_GUESSED_MS and (
+            encoding is TimeEncoding.AUTO or encoding is TimeEncoding.EPOCH_MS):
+        return value  # epoch milliseconds, the common case, at once
     if value is None:
         fail(PoisonReason.BAD_TIMESTAMP, f"{name} is missing", name)
     if isinstance(value, str):

@@ -40,6 +40,15 @@ def translate(record: SourceRecord, translation: Translation, avro: AvroValues |
         translator = translator_for(translation)
     except ValueError as error:
         raise ValueError(f"topic {record.topic!r}: {error}") from None
+    return _outcome(translator, avro, record)
+
+
+def compiled(translation: Translation, avro: AvroValues | None = None) -> Callable[[SourceRecord], Outcome]:
+    """`translate` bound to one translation, for a loop over its records (the translator is looked up once)."""
+    return partial(_outcome, translator_for(translation), avro)
+
+
+def _outcome(translator: Translator, avro: AvroValues | None, record: SourceRecord) -> Outcome:
     try:
         return translator(record, avro)
     except Invalid as invalid:

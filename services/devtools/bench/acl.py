@@ -51,8 +51,8 @@ from services.kafka.producers import make_producer
 from services.settings import KafkaSettings
 from shared.catalog import Catalog
 from shared.generation import GenerationConfig, generate
-from shared.routing import route
-from shared.translation import DomainEventDraft, SourceFormat, SourceRecord, translate
+from shared.routing import route_in
+from shared.translation import DomainEventDraft, SourceFormat, SourceRecord, compiled
 
 BENCH_DIR = REPO_ROOT / "var" / "bench-acl"
 CATALOG = REPO_ROOT / "catalog" / "topics.yaml"
@@ -457,18 +457,19 @@ def translate_route_micro_us(catalog: Catalog, source_format: SourceFormat = Sou
     if source_format is SourceFormat.GENESYS_EVENTBRIDGE:
         values = [_as_eventbridge(value) for value in values]
     records = [SourceRecord(SOURCE, 0, offset, None, value) for offset, value in enumerate(values)]
-    translation = source.translation if source_format is SourceFormat.CCAAS_JSON else source_format
-    family = source.feeds[0]
+    translate = compiled(source.translation if source_format is SourceFormat.CCAAS_JSON else source_format)
+    table, version = catalog.family_table(source.feeds[0]), catalog.version  # as the live pipeline keeps them
     started = time.perf_counter()
     for record in records:
-        outcome = translate(record, translation)
+        outcome = translate(record)
         if isinstance(outcome, DomainEventDraft):
-            route(catalog, family, outcome.org_id, outcome.interaction_id)
+            route_in(table, version, outcome.org_id, outcome.interaction_id)
     return (time.perf_counter() - started) / len(records) * 1e6
 
 
 def _as_eventbridge(value: bytes | None) -> bytes | None:
-    """A generated event in the envelope of Genesys' published EventBridge example (customer-start)."""
+    """A generated event in the envelope of Genesys' published EventBridge example (customer-start): the envelope's
+    times ISO-8601, the detail event's `eventTime` epoch milliseconds, as Genesys writes them."""
     try:
         event = json.loads(value or b"")
     except ValueError:
@@ -481,11 +482,18 @@ def _as_eventbridge(value: bytes | None) -> bytes | None:
         "source": f"aws.partner/genesys.com/cloud/{event.get('orgId')}/bench-bus", "account": "123456789012",
         "time": event.get("timestamp"), "region": "us-east-1", "resources": [],
         "detail": {"topicName": f"v2.detail.events.conversation.{conversation}.customer.start", "version": "2",
-                   "eventBody": {"eventTime": event.get("timestamp"), "conversationId": conversation,
+                   "eventBody": {"eventTime": _epoch_ms(event.get("timestamp")), "conversationId": conversation,
                                  "mediaType": event.get("interactionType"), "direction": "INBOUND",
                                  **(event.get("data") or {})},
                    "metadata": {"CorrelationId": event.get("eventId")}, "timestamp": event.get("timestamp")},
     }).encode()
+
+
+def _epoch_ms(timestamp: object) -> object:
+    try:
+        return round(dt.datetime.fromisoformat(str(timestamp)).timestamp() * 1000)
+    except ValueError:
+        return timestamp  # the generator's bad timestamps stay bad
 
 
 def render(results: list[Result]) -> Table:

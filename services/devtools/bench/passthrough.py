@@ -1,8 +1,9 @@
 """Baseline (a) of `rekey bench acl`, the ceiling: a plain confluent-kafka consume -> produce loop in Python.
 
-Per source record it calls the same `shared.translation.translate` and `shared.routing.route` as the ACL (so the
-shared CPU cost is included) and produces the *source value bytes unchanged* once per family the source feeds,
-keyed by that family's output key, to one scratch topic. No internal hop, no sequencing, no Avro, no faust.
+Per source record it calls the same compiled `shared.translation` translator and `shared.routing.route_in` as the
+ACL (so the shared CPU cost is included) and produces the *source value bytes unchanged* once per family the
+source feeds, keyed by that family's output key, to one scratch topic.
+No internal hop, no sequencing, no Avro, no faust.
 
 Run as a process: `python -m services.devtools.bench.passthrough SOURCE OUTPUT GROUP STAMP` (settings from `REKEY_*`);
 it writes the wall-clock time of its first consumed record to STAMP, and stops cleanly on SIGTERM (flush, commit).
@@ -20,8 +21,8 @@ from confluent_kafka import Consumer
 from services.catalog_files import load_catalog
 from services.kafka.producers import make_producer
 from services.settings import ServiceSettings
-from shared.routing import route
-from shared.translation import DomainEventDraft, SourceRecord, translate
+from shared.routing import route_in
+from shared.translation import DomainEventDraft, SourceRecord, compiled
 
 FEEDS_FROM = "genesys.conversations.raw"
 
@@ -30,6 +31,8 @@ def run(source: str, output: str, group: str, stamp: Path) -> None:
     settings = ServiceSettings()
     catalog = load_catalog(settings.catalog_path)
     like = next(s for s in catalog.sources if s.name == FEEDS_FROM)
+    translate = compiled(like.translation)
+    tables = [catalog.family_table(family) for family in like.feeds]
     consumer = Consumer({**settings.kafka.librdkafka(), "group.id": group, "auto.offset.reset": "earliest",
                          "enable.auto.offset.store": True, "enable.auto.commit": True})
     producer = make_producer(settings.kafka, **{"linger.ms": 50, "batch.size": 262_144,
@@ -55,11 +58,11 @@ def run(source: str, output: str, group: str, stamp: Path) -> None:
                     continue
                 record = SourceRecord(topic=message.topic(), partition=message.partition(), offset=message.offset(),
                                       key=message.key(), value=message.value())
-                outcome = translate(record, like.translation)
+                outcome = translate(record)
                 if not isinstance(outcome, DomainEventDraft):
                     continue
-                for family in like.feeds:
-                    target = route(catalog, family, outcome.org_id, outcome.interaction_id)
+                for table in tables:
+                    target = route_in(table, catalog.version, outcome.org_id, outcome.interaction_id)
                     while True:
                         try:
                             producer.produce(output, message.value(), target.key.encode())
