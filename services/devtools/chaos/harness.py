@@ -214,8 +214,9 @@ class ChaosRun:
             try:
                 progress = self.progress()
                 committed, sent = progress.committed_total(self.source), progress.end_total(self.source)
-                # Once the traffic is all sent no new burst comes: any moment with records in flight will do.
-                backlog = min_backlog if sent < self.plan.events else 1
+                # Once the traffic is all sent no new burst comes: any moment with records in flight will do
+                # (none, for a caller that only waits for progress).
+                backlog = min_backlog if sent < self.plan.events else min(1, min_backlog)
                 if target <= committed and sent - committed >= backlog:
                     self._moment = progress
                     return committed

@@ -102,7 +102,7 @@ def pause(env: ChaosEnv, events: int, exactly_once: bool = False, log: Log | Non
         resume_at = fault.monotonic + 2 * SESSION_TIMEOUT
         time.sleep(max(0.0, resume_at - time.monotonic()))  # the length of the fault, not a synchronisation
         paused.resume()
-        run.wait_fraction(0.7)
+        run.wait_fraction(0.7, min_backlog=0)  # progress after the resume, not a moment for a fault
         run.require(paused.process is not None and paused.process.poll() is None, "the resumed worker exited")
         return _finish(run)
 
