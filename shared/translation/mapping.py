@@ -373,8 +373,7 @@ class MappedTranslator:
         self.event_type = _Field(mapping.event_type)
         self.event_time = _Field(mapping.event_time)
         self.interaction_type = _Field(mapping.interaction_type)
-        self.payload_steps = None if mapping.payload is None else tuple(mapping.payload.split("."))
-        self.payload_read = _path_reader(self.payload_steps or ())
+        self.payload_read = None if mapping.payload is None else _path_reader(tuple(mapping.payload.split(".")))
         self.skip = [(condition, condition.test()) for condition in mapping.skip]
         self.only = [(condition, condition.test()) for condition in mapping.only]
 
@@ -409,7 +408,7 @@ class MappedTranslator:
         )
 
     def _payload(self, document: dict[str, Any]) -> str:
-        if self.payload_steps is None:
+        if self.payload_read is None:
             return canonical_json(document, "value")
         value = self.payload_read(document, None)
         if value is None:
