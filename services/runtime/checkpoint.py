@@ -23,7 +23,7 @@ from collections.abc import Callable
 from functools import partial
 
 import structlog
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 from services.runtime.state import Table, changelog_ends
 
@@ -97,6 +97,7 @@ class Checkpoint:
         self.failures: list[str] = []
         self.in_transaction = False
         self.stuck: ProducerStuck | None = None
+        self.fatal: KafkaError | None = None
         self.ends_recorded_at = 0.0
 
     def use(self, producer: Producer) -> None:
@@ -104,12 +105,19 @@ class Checkpoint:
         self.producer = producer
         self.in_transaction = False
         self.stuck = None
+        self.fatal = None
 
     def begin(self) -> None:
         """Open the transaction that the next outputs belong to (exactly-once; nothing to do otherwise)."""
         if self.exactly_once and not self.in_transaction:
             self.producer.begin_transaction()
             self.in_transaction = True
+
+    def producer_failed(self, error: KafkaError) -> None:
+        """The producer raised a fatal error (an idempotence sequence broken, fenced): it delivers nothing more,
+        so nothing commits until it is replaced."""
+        log.error("producer failed for good: the next commit is blocked", error=str(error))
+        self.fatal = error
 
     def delivery_failed(self, description: str) -> None:
         log.error("output not delivered: the next commit is blocked", output=description)
@@ -122,6 +130,8 @@ class Checkpoint:
         if not self.offsets and not changed and not self.in_transaction:
             return None
         started = time.monotonic()
+        if self.fatal is not None:
+            raise CheckpointFailed(f"the producer failed for good: {self.fatal}")
         if self.exactly_once and self.failures:
             raise CheckpointFailed(f"the transaction refused {len(self.failures)} outputs "
                                    f"(first: {self.failures[0]})")
@@ -218,9 +228,12 @@ class Checkpoint:
 
     def abandon(self) -> None:
         """Drop uncommitted work: abort the open transaction, forget pending state, offsets and failures.
-        Raises `ProducerStuck` (nothing dropped yet) when the producer can take no call: replace it (`use`)."""
+        Raises `ProducerStuck` (nothing dropped yet) when the producer can take no call, and `KafkaException` when
+        it failed for good: replace it (`use`)."""
         if self.stuck is not None:
             raise self.stuck
+        if self.fatal is not None:
+            raise KafkaException(self.fatal)
         if self.in_transaction:
             try:
                 self.producer.abort_transaction(TIMEOUT)

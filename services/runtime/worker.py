@@ -73,6 +73,7 @@ class Worker:
         self.watermarks = Consumer({**settings.consumer_config(f"{group_id}-restore"),
                                     "isolation.level": "read_uncommitted"})
         self.transactional_id = f"{group_id}-{self._worker_id()}" if exactly_once else None
+        self.producers_made = 0
         self.producer = self._new_producer()
         self.admin = AdminClient(settings.kafka.librdkafka())
         self.checkpoint = Checkpoint(self.consumer, self.producer, self.watermarks, exactly_once, self.tables)
@@ -217,10 +218,24 @@ class Worker:
             self._rewind()
 
     def _rewind(self) -> None:
-        """Forget uncommitted work: pending state, processed offsets, and reread from the committed offsets.
+        """Forget uncommitted work (`_abandon`) and reread from the committed offsets."""
+        self._abandon()
+        assignment = self.consumer.assignment()
+        if not assignment:
+            return
+        for tp in self._committed(assignment):
+            offset = tp.offset if tp.offset >= 0 else -2  # OFFSET_BEGINNING: nothing committed yet
+            try:
+                self.consumer.seek(TopicPartition(tp.topic, tp.partition, offset))
+            except KafkaException as error:  # no longer ours: the coming rebalance settles where it starts
+                log.warning("cannot rewind a partition", partition=f"{tp.topic}[{tp.partition}]",
+                            error=str(error.args[0]))
 
-        A producer that can no longer abort (fenced, or in a fatal state after its transaction timed out on
-        the broker) is replaced: a new one with the same transactional.id fences whatever the old one left."""
+    def _abandon(self) -> None:
+        """Drop pending state, processed offsets and the open transaction.
+
+        A producer that can no longer abort (fenced, failed for good, or stuck in a call) is replaced: a new one
+        with the same transactional.id fences whatever the old one left."""
         try:
             self.checkpoint.abandon()
         except (KafkaException, ProducerStuck) as error:
@@ -234,16 +249,6 @@ class Worker:
             self.checkpoint.abandon()
             if isinstance(error, ProducerStuck):
                 self._reload_state()
-        assignment = self.consumer.assignment()
-        if not assignment:
-            return
-        for tp in self._committed(assignment):
-            offset = tp.offset if tp.offset >= 0 else -2  # OFFSET_BEGINNING: nothing committed yet
-            try:
-                self.consumer.seek(TopicPartition(tp.topic, tp.partition, offset))
-            except KafkaException as error:  # no longer ours: the coming rebalance settles where it starts
-                log.warning("cannot rewind a partition", partition=f"{tp.topic}[{tp.partition}]",
-                            error=str(error.args[0]))
 
     def _reload_state(self) -> None:
         """Rebuild the tables of the current assignment from their changelogs: a stuck transaction's outcome is
@@ -304,7 +309,7 @@ class Worker:
     def _lost(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         log.warning("partitions lost (this worker was fenced out of its group): dropping uncommitted work",
                     partitions=_names(partitions))
-        self.checkpoint.abandon()
+        self._abandon()
         self._release(partitions)
 
     def _release(self, partitions: list[TopicPartition]) -> None:
@@ -374,7 +379,15 @@ class Worker:
             self.checkpoint.delivery_failed(f"{message.topic()}[{message.partition()}]: {error}")
 
     def _new_producer(self) -> Producer:
-        return Producer({**self.settings.producer_config(self.transactional_id), "error_cb": self._kafka_error,
+        self.producers_made += 1
+        made = self.producers_made
+
+        def producer_error(error: KafkaError) -> None:
+            self._kafka_error(error)
+            if error.fatal() and made == self.producers_made:  # not a replaced producer's late report
+                self.checkpoint.producer_failed(error)
+
+        return Producer({**self.settings.producer_config(self.transactional_id), "error_cb": producer_error,
                          "on_delivery": self._delivery_failed})
 
     @staticmethod

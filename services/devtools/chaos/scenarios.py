@@ -103,7 +103,8 @@ def pause(env: ChaosEnv, events: int, exactly_once: bool = False, log: Log | Non
         time.sleep(max(0.0, resume_at - time.monotonic()))  # the length of the fault, not a synchronisation
         paused.resume()
         run.wait_fraction(0.7, min_backlog=0)  # progress after the resume, not a moment for a fault
-        run.require(paused.process is not None and paused.process.poll() is None, "the resumed worker exited")
+        code = paused.process.poll() if paused.process is not None else None
+        run.require(code is None, f"the resumed worker exited with {code}:\n{paused.log_tail(25)}")
         return _finish(run)
 
 
