@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.table import Table
 
 from services.catalog_files import load_catalog
+from services.devtools.bench.document import replace_section
 from services.settings import KafkaSettings, RegistrySettings
 from shared.catalog import Catalog
 
@@ -106,17 +107,6 @@ class BenchOutcome:
                "k8s://...`), which the single process cannot."),
             "",
         ])
-
-
-def record_results(path: Path, section: str) -> None:
-    """Replace this benchmark's own section of `path` (or append it); other sections stay as they are."""
-    text = path.read_text() if path.exists() else "# Benchmarks\n\n"
-    pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(text):
-        text = pattern.sub(lambda _m: section + "\n", text, count=1)
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    path.write_text(text.rstrip("\n") + "\n")
 
 
 def single_process_backfill(kafka: KafkaSettings, registry: RegistrySettings, catalog: Catalog, family: str,
@@ -226,5 +216,5 @@ def run_bench(*, events: int, orgs: int, master: str | None, kafka: KafkaSetting
     outcome = BenchOutcome(events, spark_seconds, session_seconds, single_seconds, report.written, written,
                            os.cpu_count() or 0, master or "local[*]", dict(report.stages), os.getloadavg()[0])
     if results is not None:
-        record_results(results, outcome.markdown())
+        replace_section(results, SECTION, outcome.markdown())
     return outcome

@@ -1,4 +1,4 @@
-"""`rekey bench`: benchmarks on the embedded stack (`rekey bench acl`; `rekey bench backfill` lives here too)."""
+"""`rekey bench`: benchmarks (`rekey bench acl` and `cli` here; `rekey bench backfill` with the Spark commands)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import typer
 
 bench_app = typer.Typer(
     name="bench", no_args_is_help=True,
-    help="Benchmarks on a fresh embedded stack; `--record` writes the figures into docs/BENCHMARKS.md.",
+    help="Benchmarks (the ACL and the backfill on a fresh embedded stack); `--record` writes the figures into "
+         "docs/BENCHMARKS.md.",
 )
 
 
@@ -43,6 +44,18 @@ def acl(
     command = f"rekey bench acl --events {events} --paced-seconds {paced_seconds:g} --paced-fraction {paced_fraction:g}"
     run_bench(events, paced_seconds, paced_fraction, workdir or BENCH_DIR, write_doc=record, command=command,
               only=tuple(name.strip() for name in only.split(",") if name.strip()), profile_seconds=profile)
+
+
+@bench_app.command(name="cli")
+def cli(
+    runs: Annotated[int, typer.Option("--runs", min=1, help="Fresh processes per command.")] = 20,
+    record: Annotated[bool, typer.Option("--record", help="Write the table into docs/BENCHMARKS.md.")] = False,
+) -> None:
+    """Seconds from process start to exit of `rekey --help`, `--version` and `partition`, against the
+    interpreter's own start-up (target: 0.3 s)."""
+    from services.devtools.bench.cli_startup import run_bench
+
+    run_bench(runs, record)
 
 
 def register(app: typer.Typer) -> None:

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
 
 from shared.avro import SplitEncoder, encode_body, frame, load_schema, parse_schema, zigzag_varint
-from spark_backfill.bench import SECTION, record_results
 from spark_backfill.extract import OffsetRange
 from spark_backfill.session import parse_conf, resolve_master, spark_conf
 
@@ -69,13 +67,3 @@ def test_offset_range_round_trip_and_spark_options() -> None:
     assert offsets.records == 8
     assert offsets.spark_options() == {"startingOffsets": '{"src": {"0": 5, "1": 0}}',
                                        "endingOffsets": '{"src": {"0": 10, "1": 3}}'}
-
-
-def test_bench_results_replace_only_their_own_section(tmp_path: Path) -> None:
-    doc = tmp_path / "BENCHMARKS.md"
-    doc.write_text("# Benchmarks\n\n## ACL\n\nacl figures\n")
-    record_results(doc, f"{SECTION}\n\nfirst\n")
-    record_results(doc, f"{SECTION}\n\nsecond\n")
-    text = doc.read_text()
-    assert "## ACL\n\nacl figures" in text and "second" in text and "first" not in text
-    assert text.count(SECTION) == 1
