@@ -49,6 +49,16 @@ def settings_errors() -> Iterator[None]:
         if isinstance(error, MissingSetting):
             raise _fail(error, 2) from error
         raise
+    except Exception as error:
+        from confluent_kafka import KafkaError, KafkaException
+
+        if isinstance(error, KafkaException) and error.args and error.args[0].code() == KafkaError._INVALID_ARG \
+                and error.args[0].str().startswith("Failed to create"):
+            # librdkafka refused a client property (a CA file that is not a certificate, an unknown property
+            # in the properties file): its message names the property.
+            raise _fail(error, 2, f"Kafka client settings refused: {error.args[0].str()} (see the REKEY_KAFKA_* "
+                                  "settings and REKEY_KAFKA_PROPERTIES_FILE)") from error
+        raise
 
 
 @contextlib.contextmanager

@@ -9,6 +9,7 @@ from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from services.kafka.reading import iter_topic
+from tests.support.waiting import wait_until
 
 
 @dataclass(frozen=True)
@@ -48,4 +49,12 @@ def create_topic(admin: AdminClient, name: str, partitions: int, replication: in
 
     futures = admin.create_topics([NewTopic(name, partitions, replication, config=config or {})])
     futures[name].result(30)
+
+    def every_partition_led() -> bool:
+        # The controller accepted the topic; the broker answering metadata may not know all of it yet.
+        topic = admin.list_topics(name, timeout=5).topics.get(name)
+        return topic is not None and topic.error is None and len(topic.partitions) == partitions and all(
+            p.leader >= 0 for p in topic.partitions.values())
+
+    wait_until(every_partition_led, 30, f"topic {name} with {partitions} partitions, each with a leader")
     return name

@@ -448,9 +448,10 @@ def _pipelines(stack: DemoStack, workdir: Path) -> list[_Pipeline]:
 
 
 def translate_route_micro_us(catalog: Catalog, source_format: SourceFormat = SourceFormat.CCAAS_JSON,
-                             events: int = 20_000) -> float:
+                             events: int = 20_000, repeats: int = 5) -> float:
     """`shared` translate + route per event (one family), in microseconds, in this process: the generated events
-    as they are (`ccaas-json`), or each wrapped as Genesys Cloud delivers it through EventBridge."""
+    as they are (`ccaas-json`), or each wrapped as Genesys Cloud delivers it through EventBridge. The best of
+    `repeats` passes, as `timeit` advises: what is slower than that is other processes' time, not the code's."""
     source = next(s for s in catalog.sources if s.name == SOURCE)
     config = GenerationConfig(events=events, orgs=ORGS, seed=3)
     values = [r.value for r in generate(config)]
@@ -459,12 +460,15 @@ def translate_route_micro_us(catalog: Catalog, source_format: SourceFormat = Sou
     records = [SourceRecord(SOURCE, 0, offset, None, value) for offset, value in enumerate(values)]
     translate = compiled(source.translation if source_format is SourceFormat.CCAAS_JSON else source_format)
     table, version = catalog.family_table(source.feeds[0]), catalog.version  # as the live pipeline keeps them
-    started = time.perf_counter()
-    for record in records:
-        outcome = translate(record)
-        if isinstance(outcome, DomainEventDraft):
-            route_in(table, version, outcome.org_id, outcome.interaction_id)
-    return (time.perf_counter() - started) / len(records) * 1e6
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.perf_counter()
+        for record in records:
+            outcome = translate(record)
+            if isinstance(outcome, DomainEventDraft):
+                route_in(table, version, outcome.org_id, outcome.interaction_id)
+        best = min(best, time.perf_counter() - started)
+    return best / len(records) * 1e6
 
 
 def _as_eventbridge(value: bytes | None) -> bytes | None:

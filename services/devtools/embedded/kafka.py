@@ -25,6 +25,8 @@ from services.devtools.embedded.errors import EmbeddedInfraError, NotReady, Port
 DEFAULT_DATA_DIR = defaults.KAFKA_DATA_DIR
 DEFAULT_BASE_PORT = defaults.KAFKA_BASE_PORT
 CONTROLLER_PORT_OFFSET = 100
+SASL_PORT_OFFSET = 200
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 JVM_OPTS = ["-Xms256m", "-Xmx768m", "-XX:+UseG1GC", "-Djava.awt.headless=true"]
 
 _LOG4J2 = """status = error
@@ -48,6 +50,7 @@ class ClusterState:
     nodes: int
     base_port: int
     pids: dict[str, int] = field(default_factory=dict)
+    sasl_users: dict[str, str] = field(default_factory=dict)
 
 
 def ephemeral_port_range() -> range:
@@ -64,8 +67,8 @@ def free_base_port(nodes: int, start: int = 29092) -> int:
     ephemeral range: a client reconnecting to a stopped broker can otherwise be given that broker's port as its own
     local port (or connect to itself), and the broker cannot bind it again when it restarts."""
     ephemeral = ephemeral_port_range()
-    for base in range(start, 65536 - CONTROLLER_PORT_OFFSET - nodes, 10):
-        ports = [base + i for i in range(nodes)] + [base + CONTROLLER_PORT_OFFSET + i for i in range(nodes)]
+    for base in range(start, 65536 - SASL_PORT_OFFSET - nodes, 10):
+        ports = [base + offset + i for offset in (0, CONTROLLER_PORT_OFFSET, SASL_PORT_OFFSET) for i in range(nodes)]
         if any(p in ephemeral for p in ports):
             continue
         if all(processes.port_free(p) for p in ports):
@@ -78,9 +81,10 @@ class KafkaCluster:
     """Start, stop and inspect an embedded KRaft cluster of 1 or 3 nodes."""
 
     def __init__(self, data_dir: Path = DEFAULT_DATA_DIR, nodes: int = 1, base_port: int = DEFAULT_BASE_PORT,
-                 die_with_caller: bool = False):
+                 die_with_caller: bool = False, sasl_users: dict[str, str] | None = None):
         """With `die_with_caller` (test fixtures) the kernel stops the nodes if the caller dies without stopping
-        them; otherwise they run on detached until `stop`."""
+        them; otherwise they run on detached until `stop`. `sasl_users` (name -> password) adds a SASL_PLAINTEXT
+        listener taking PLAIN and SCRAM-SHA-256/512 for them (`sasl_bootstrap_servers`), to test clients' auth."""
         self.data_dir = Path(data_dir).resolve()
         self.die_with_caller = die_with_caller
         saved = self._load_state()
@@ -92,6 +96,7 @@ class KafkaCluster:
             cluster_id=base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("="),
             nodes=nodes,
             base_port=base_port,
+            sasl_users=dict(sasl_users or {}),
         )
 
     @property
@@ -104,9 +109,18 @@ class KafkaCluster:
     def controller_port(self, node_id: int) -> int:
         return self.state.base_port + CONTROLLER_PORT_OFFSET + node_id - 1
 
+    def sasl_port(self, node_id: int) -> int:
+        return self.state.base_port + SASL_PORT_OFFSET + node_id - 1
+
     @property
     def bootstrap_servers(self) -> str:
         return ",".join(f"127.0.0.1:{self.broker_port(n)}" for n in self.node_ids)
+
+    @property
+    def sasl_bootstrap_servers(self) -> str | None:
+        if not self.state.sasl_users:
+            return None
+        return ",".join(f"127.0.0.1:{self.sasl_port(n)}" for n in self.node_ids)
 
     def node_dir(self, node_id: int) -> Path:
         return self.data_dir / f"node-{node_id}"
@@ -132,15 +146,17 @@ class KafkaCluster:
     def _properties(self, node_id: int) -> str:
         replication = 3 if self.state.nodes == 3 else 1
         voters = ",".join(f"{n}@127.0.0.1:{self.controller_port(n)}" for n in self.node_ids)
+        sasl = f",SASL_PLAINTEXT://127.0.0.1:{self.sasl_port(node_id)}" if self.state.sasl_users else ""
         return "\n".join([
             "process.roles=broker,controller",
             f"node.id={node_id}",
             f"controller.quorum.voters={voters}",
             f"listeners=PLAINTEXT://127.0.0.1:{self.broker_port(node_id)},"
-            f"CONTROLLER://127.0.0.1:{self.controller_port(node_id)}",
-            f"advertised.listeners=PLAINTEXT://127.0.0.1:{self.broker_port(node_id)}",
+            f"CONTROLLER://127.0.0.1:{self.controller_port(node_id)}{sasl}",
+            f"advertised.listeners=PLAINTEXT://127.0.0.1:{self.broker_port(node_id)}{sasl}",
             "controller.listener.names=CONTROLLER",
-            "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
+            *self._sasl_properties(),
             "inter.broker.listener.name=PLAINTEXT",
             f"log.dirs={self.node_dir(node_id) / 'data'}",
             "auto.create.topics.enable=false",
@@ -160,6 +176,21 @@ class KafkaCluster:
             "",
         ])
 
+    def _sasl_properties(self) -> list[str]:
+        """PLAIN checks the passwords of its JAAS entry; SCRAM the credentials `_format` stores in the metadata."""
+        if not self.state.sasl_users:
+            return []
+        plain_users = " ".join(f'user_{name}="{password}"' for name, password in self.state.sasl_users.items())
+        prefix = "listener.name.sasl_plaintext"
+        return [
+            f"sasl.enabled.mechanisms={','.join(SASL_MECHANISMS)}",
+            f"{prefix}.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required "
+            f"{plain_users};",
+            *(f"{prefix}.{mechanism.lower()}.sasl.jaas.config="
+              "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+              for mechanism in SASL_MECHANISMS[1:]),
+        ]
+
     def _write_config(self, node_id: int) -> None:
         directory = self.node_dir(node_id)
         directory.mkdir(parents=True, exist_ok=True)
@@ -176,10 +207,12 @@ class KafkaCluster:
         if (self.node_dir(node_id) / "data" / "meta.properties").exists():
             return
         config = str(self.node_dir(node_id) / "server.properties")
+        scram = [f"--add-scram={mechanism}=[name={name},password={password}]"
+                 for name, password in self.state.sasl_users.items() for mechanism in SASL_MECHANISMS[1:]]
         result = subprocess.run(
             # `=`: a base64 cluster id may start with "-", which argparse would take for an option.
             self._java(node_id, "kafka.tools.StorageTool", "format", f"--cluster-id={self.state.cluster_id}",
-                       "--config", config),
+                       "--config", config, *scram),
             capture_output=True, text=True, check=False,
         )
         if result.returncode != 0:
@@ -197,7 +230,8 @@ class KafkaCluster:
     def start_node(self, node_id: int, wait: bool = True, timeout: float = 60.0) -> None:
         if node_id in self.running_nodes():
             return
-        for port in (self.broker_port(node_id), self.controller_port(node_id)):
+        ports = [self.broker_port(node_id), self.controller_port(node_id)]
+        for port in ports + ([self.sasl_port(node_id)] if self.state.sasl_users else []):
             if not processes.port_free(port):
                 raise PortInUse(
                     f"port {port} on 127.0.0.1 is in use: stop what holds it, or start with another --port / "

@@ -37,6 +37,19 @@ def test_run_against_an_unreachable_broker_is_one_line_and_exit_3(tmp_path: Path
     assert "Connection refused" in line
 
 
+def test_a_ca_file_that_is_no_certificate_is_one_line_naming_the_property_and_exit_2(tmp_path: Path) -> None:
+    not_a_certificate = tmp_path / "ca.pem"
+    not_a_certificate.write_text("this is not a PEM certificate\n")
+    env = {**os.environ, "REKEY_KAFKA_BOOTSTRAP_SERVERS": f"127.0.0.1:{free_port(21000)}",
+           "REKEY_KAFKA_SECURITY_PROTOCOL": "SSL", "REKEY_KAFKA_SSL_CA_LOCATION": str(not_a_certificate),
+           "REKEY_DATA_DIR": str(tmp_path)}
+    result = subprocess.run([str(Path(sys.executable).parent / "rekey"), "run", "acl"], env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2, result.stderr
+    [line] = result.stderr.splitlines()
+    assert line.startswith("error: Kafka client settings refused: ") and "ssl.ca.location" in line, line
+
+
 def test_run_sink_without_its_topic_names_the_variable(kafka_bootstrap: str, tmp_path: Path) -> None:
     env = {key: value for key, value in os.environ.items() if not key.startswith("REKEY_SINK_")}
     env |= {"REKEY_KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap, "REKEY_DATA_DIR": str(tmp_path)}
