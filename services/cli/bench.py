@@ -46,6 +46,16 @@ def acl(
               only=tuple(name.strip() for name in only.split(",") if name.strip()), profile_seconds=profile)
 
 
+@bench_app.command(name="translate")
+def translate() -> None:
+    """`shared` translate + route per event, in microseconds, for the generated `ccaas-json` events and the same
+    events in Genesys' EventBridge envelope (target: 10 us); `rekey bench acl` measures the same first."""
+    from services.cli.console import make_console
+    from services.devtools.bench.acl import translate_route_figures
+
+    translate_route_figures(make_console())
+
+
 @bench_app.command(name="cli")
 def cli(
     runs: Annotated[int, typer.Option("--runs", min=1, help="Fresh processes per command.")] = 20,
