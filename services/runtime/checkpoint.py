@@ -96,16 +96,15 @@ class Checkpoint:
         self.offsets: dict[tuple[str, int], int] = {}
         self.failures: list[str] = []
         self.in_transaction = False
-        self.stuck: ProducerStuck | None = None
-        self.fatal: KafkaError | None = None
+        self.unusable: ProducerStuck | KafkaException | None = None
+        """Why the producer can take no further work (stuck in a call, or failed for good): `abandon` raises it."""
         self.ends_recorded_at = 0.0
 
     def use(self, producer: Producer) -> None:
         """Continue with a new producer (the previous one failed for good or is stuck)."""
         self.producer = producer
         self.in_transaction = False
-        self.stuck = None
-        self.fatal = None
+        self.unusable = None
 
     def begin(self) -> None:
         """Open the transaction that the next outputs belong to (exactly-once; nothing to do otherwise)."""
@@ -117,7 +116,7 @@ class Checkpoint:
         """The producer raised a fatal error (an idempotence sequence broken, fenced): it delivers nothing more,
         so nothing commits until it is replaced."""
         log.error("producer failed for good: the next commit is blocked", error=str(error))
-        self.fatal = error
+        self.unusable = KafkaException(error)
 
     def delivery_failed(self, description: str) -> None:
         log.error("output not delivered: the next commit is blocked", output=description)
@@ -130,8 +129,8 @@ class Checkpoint:
         if not self.offsets and not changed and not self.in_transaction:
             return None
         started = time.monotonic()
-        if self.fatal is not None:
-            raise CheckpointFailed(f"the producer failed for good: {self.fatal}")
+        if self.unusable is not None:
+            raise CheckpointFailed(f"the producer failed for good: {self.unusable}")
         if self.exactly_once and self.failures:
             raise CheckpointFailed(f"the transaction refused {len(self.failures)} outputs "
                                    f"(first: {self.failures[0]})")
@@ -214,7 +213,7 @@ class Checkpoint:
         try:
             within_deadline(call, DEADLINE, call.func.__name__)
         except ProducerStuck as stuck:
-            self.stuck = stuck
+            self.unusable = stuck
             raise
 
     def _group_metadata(self) -> object:
@@ -230,10 +229,8 @@ class Checkpoint:
         """Drop uncommitted work: abort the open transaction, forget pending state, offsets and failures.
         Raises `ProducerStuck` (nothing dropped yet) when the producer can take no call, and `KafkaException` when
         it failed for good: replace it (`use`)."""
-        if self.stuck is not None:
-            raise self.stuck
-        if self.fatal is not None:
-            raise KafkaException(self.fatal)
+        if self.unusable is not None:
+            raise self.unusable
         if self.in_transaction:
             try:
                 self.producer.abort_transaction(TIMEOUT)

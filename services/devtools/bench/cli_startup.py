@@ -3,8 +3,8 @@ start-up measured in the same run (the floor no command can go under).
 
 Every command is run `runs` times in a fresh process, alternating with the others so that a burst of load hits
 them all alike, with its bytecode cached as an installed package has it; the median is the figure, the slowest
-run is shown beside it. Command imports are lazy
-(services/cli): `--help` and `rekey partition` must not pay for pyspark, matplotlib or the runtime.
+run is shown beside it. Command imports are lazy (services/cli): `--help` and `rekey partition` must not pay
+for pyspark, matplotlib or the runtime.
 """
 
 from __future__ import annotations
@@ -84,13 +84,18 @@ def measure(runs: int, progress: bool = True) -> list[Timing]:
     return measured
 
 
+def rows(measured: list[Timing]) -> list[tuple[str, str, str, str, str]]:
+    """command, median, slowest, target, verdict: the same cells on the terminal and in the document."""
+    return [(timing.name, f"{timing.median:.3f}", f"{max(timing.seconds):.3f}",
+             "" if timing.target is None else f"<= {timing.target:.2f}", timing.met) for timing in measured]
+
+
 def table(measured: list[Timing]) -> Table:
     result = Table(title="rekey bench cli: seconds from process start to exit")
     for header in ("command", "median", "slowest", "target", "verdict"):
         result.add_column(header, justify="left" if header == "command" else "right")
-    for timing in measured:
-        target = "" if timing.target is None else f"<= {timing.target:.2f}"
-        result.add_row(timing.name, f"{timing.median:.3f}", f"{max(timing.seconds):.3f}", target, timing.met)
+    for row in rows(measured):
+        result.add_row(*row)
     return result
 
 
@@ -103,10 +108,7 @@ def markdown(measured: list[Timing], runs: int, load: tuple[float, float, float]
         f"{load[2]:.2f} (1/5/15 min).", "",
         "| command | median s | slowest s | target s | verdict |", "| --- | --- | --- | --- | --- |",
     ]
-    for timing in measured:
-        target = "" if timing.target is None else f"<= {timing.target:.2f}"
-        lines.append(f"| `{timing.name}` | {timing.median:.3f} | {max(timing.seconds):.3f} | {target} | "
-                     f"{timing.met} |")
+    lines += [f"| `{name}` | {' | '.join(cells)} |" for name, *cells in rows(measured)]
     return "\n".join(lines) + "\n"
 
 
