@@ -26,7 +26,7 @@ def _int32(value: int) -> int:
 
 
 def reference_murmur2(data: bytes) -> int:
-    """A direct transcription of Java's Utils.murmur2 with explicit int32 overflow (independent of kafka-python)."""
+    """A direct transcription of Java's Utils.murmur2 with explicit int32 overflow (independent of murmurhash2)."""
     m, r = 0x5BD1E995, 24
     h = _int32(0x9747B28C ^ len(data))
     for i in range(len(data) // 4):
