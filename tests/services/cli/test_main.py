@@ -87,3 +87,25 @@ def test_outside_a_checkout_the_catalog_is_asked_for(tmp_path: Path) -> None:
                            capture_output=True, text=True, timeout=60)
     assert found.returncode == 0, found.stderr
     assert '"org_id": "org-a"' in found.stdout
+
+
+def test_a_command_line_naming_its_command_runs_it_whatever_root_options_come_first(tmp_path: Path) -> None:
+    """`main` builds only the command it is given; root options before it, the whole list and an unknown command
+    behave as with every command built."""
+    rekey = str(Path(sys.executable).parent / "rekey")
+    settings = tmp_path / "settings.yaml"
+    settings.write_text("{}\n")
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([rekey, *args], capture_output=True, text=True, timeout=60)
+
+    expected = '{"key": "org-1:i-9", "murmur2": 966844694, "partition": 2}\n'
+    for prefix in ([], ["-v"], ["--config", str(settings)], [f"--config={settings}", "-vv"]):
+        result = run(*prefix, "partition", "org-1:i-9", "--partitions", "12")
+        assert (result.returncode, result.stdout) == (0, expected), (prefix, result.stderr)
+    listing = flat(run("--help").stdout)
+    assert all(name in listing for name in ("partition", "topics", "bench", "run", "status"))
+    assert "Usage: rekey topics apply" in flat(run("topics", "apply", "--help").stdout)
+    assert run("--version").stdout.startswith("rekey ")
+    unknown = run("nosuch")
+    assert unknown.returncode == 2 and "No such command 'nosuch'" in unknown.stderr
