@@ -9,6 +9,12 @@ Translation (the live translate stage, the backfill's executors) encodes the two
 before the sequence is known; the sequencer (the live sequence stage, or the JVM after the backfill's Spark
 window) concatenates the wire header, the head, the varint of the sequence and the tail. Tests prove the bytes
 equal `AvroSerde.encode` of the whole record.
+
+The halves come from one encoding of the whole record with a marker sequence, -2**63, whose varint
+(`ff` x 9, `01`) is cut out: one fastavro call instead of one per half (each call costs about 4 us before it
+writes a byte). The marker's bytes can stand elsewhere only in a field that holds them (a long of -2**63, raw
+bytes); the cut is made only where they stand exactly once, which is then the sequence, else both halves are
+encoded on their own.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from shared.avro.codec import encode_body, parse_schema
 from shared.avro.wire import frame
 
 SEQUENCE_FIELD = "sequence"
+_MARKER = -(2**63)
 _NAMED = ("record", "enum", "fixed")
 
 
@@ -44,11 +51,21 @@ class SplitEncoder:
         defined = _named_types(head_fields, namespace)
         tail_fields = _inline_references(fields[index + 1:], defined, namespace)
         base = {k: v for k, v in schema.items() if k not in ("fields", "name")}
+        self._whole = parse_schema(dict(schema))
         self._head = parse_schema({**base, "name": f"{schema['name']}Head", "fields": head_fields})
         self._tail = parse_schema({**base, "name": f"{schema['name']}Tail", "fields": tail_fields})
 
     def encode_parts(self, record: Mapping[str, Any]) -> tuple[bytes, bytes]:
         """The encoded fields before and after the split field (strict: a bad record raises AvroCodecError)."""
+        whole = encode_body(self._whole, {**record, self.split_field: _MARKER})
+        at = whole.find(_MARKER_VARINT)
+        end = at + len(_MARKER_VARINT)
+        if whole.find(_MARKER_VARINT, end) == -1:
+            return whole[:at], whole[end:]
+        return self._encode_halves(record)
+
+    def _encode_halves(self, record: Mapping[str, Any]) -> tuple[bytes, bytes]:
+        """Each half on its own: for a record where the marker's bytes stand more than once."""
         head = encode_body(self._head, {name: record[name] for name in self.head_names if name in record})
         tail = encode_body(self._tail, {name: record[name] for name in self.tail_names if name in record})
         return head, tail
@@ -73,6 +90,9 @@ def zigzag_varint(value: int) -> bytes:
         encoded >>= 7
     out.append(encoded)
     return bytes(out)
+
+
+_MARKER_VARINT = zigzag_varint(_MARKER)
 
 
 def wire_header(schema_id: int) -> bytes:

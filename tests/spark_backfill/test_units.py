@@ -54,6 +54,24 @@ def test_split_encoding_equals_whole_record_encoding() -> None:
     assert zigzag_varint(0) == b"\x00" and zigzag_varint(64) == b"\x80\x01"
 
 
+def test_split_encoding_holds_where_a_field_holds_the_marker_bytes() -> None:
+    """The halves are cut from one encoding at the marker sequence's varint; a field holding the same bytes (a
+    long of -2**63, raw bytes) before or after it must not move the cut."""
+    schema = {"type": "record", "name": "R", "fields": [
+        {"name": "blob", "type": "bytes"}, {"name": "at", "type": "long"}, {"name": "sequence", "type": "long"},
+        {"name": "token", "type": "long"}, {"name": "tail_blob", "type": "bytes"}]}
+    encoder, whole = SplitEncoder(schema), parse_schema(schema)
+    marker = zigzag_varint(-(2**63))
+    assert marker == b"\xff" * 9 + b"\x01"
+    plain = {"blob": b"x", "at": 1, "token": 2, "tail_blob": b"y"}
+    for changed in ({}, {"blob": b"a" + marker + b"b"}, {"at": -(2**63)}, {"token": -(2**63)},
+                    {"tail_blob": marker}, {"blob": marker, "tail_blob": marker * 2}):
+        for sequence in (1, 300, 2**40):
+            record = {**plain, **changed, "sequence": sequence}
+            head, tail = encoder.encode_parts(record)
+            assert SplitEncoder.assemble(7, head, sequence, tail) == frame(7, encode_body(whole, record)), changed
+
+
 def test_split_encoder_refuses_a_schema_it_cannot_stamp() -> None:
     with pytest.raises(ValueError, match="no field 'sequence'"):
         SplitEncoder({"type": "record", "name": "R", "fields": [{"name": "a", "type": "long"}]})
