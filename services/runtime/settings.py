@@ -76,7 +76,10 @@ class RuntimeSettings(ServiceSettings):
             "linger.ms": 5,
             "batch.size": 1_000_000,
             "queue.buffering.max.messages": 1_000_000,
-            "queue.buffering.max.kbytes": 131_072,  # past it produce() waits for deliveries (BufferError)
+            # Past it produce() waits for deliveries (BufferError). A checkpoint flushes every interval, and 32 MB
+            # holds more than a second of output at full speed; 128 MB only raised the peak RSS (379 -> 358 MB
+            # with 1,000,000 state keys, same throughput).
+            "queue.buffering.max.kbytes": 32_768,
             "delivery.report.only.error": True,
         }
         if transactional_id is not None:
