@@ -252,7 +252,7 @@ def _utf8(raw: bytes | None) -> str | None:
 class _Source:
     """One field source, compiled: its reader and what is done to its value."""
 
-    __slots__ = ("cut", "cut_value", "encoding", "label", "lowercase", "pattern", "read", "reshape", "segment",
+    __slots__ = ("as_is", "cut", "cut_value", "encoding", "label", "lowercase", "pattern", "read", "segment",
                  "split", "template", "templated")
 
     def __init__(self, source: FieldSource) -> None:
@@ -263,7 +263,7 @@ class _Source:
         self.cut = self.pattern is not None or self.split is not None
         self.cut_value = lru_cache(maxsize=_CUT_CACHE)(self._cut_value)
         self.template, self.lowercase = source.ids == "template", source.lowercase
-        self.reshape = self.template or self.lowercase
+        self.as_is = not (self.template or self.lowercase)  # an ASCII string it reads is the value as it is
         self.templated = lru_cache(maxsize=_CUT_CACHE)(self._templated)  # a conversation's events repeat a topic
         self.encoding = source.encoding
 
@@ -277,7 +277,7 @@ class _Source:
         return found if found and not found.isspace() else None
 
     def finish(self, value: Any) -> str:
-        if value.__class__ is str and value.isascii() and not self.reshape:
+        if value.__class__ is str and self.as_is and value.isascii():
             return value  # the common case at once: text Avro can carry, taken as it is
         if value.__class__ is int:
             return str(value)
@@ -306,14 +306,6 @@ class _Field:
         first = self.sources[0] if self.sources else None
         self.plain_first = first if first is not None and not first.cut else None
 
-    def _first_text(self, document: dict[str, Any], record: SourceRecord) -> str | None:
-        first = self.plain_first
-        if first is not None:
-            value = first.read(document, record)
-            if value.__class__ is str and value and not value.isspace():
-                return first.finish(value)
-        return None
-
     def raw(self, document: dict[str, Any], record: SourceRecord) -> tuple[Any, _Source | None]:
         """The first present value and its source ((None, None): none has one)."""
         for source in self.sources:
@@ -340,18 +332,23 @@ class _Field:
         return f"{self.label} is missing or empty"
 
     def text(self, document: dict[str, Any], record: SourceRecord, missing: PoisonReason) -> str:
-        found = self._first_text(document, record)
-        if found is not None:
-            return found
+        # The first source's string at once (inlined: this runs for every field of every event).
+        first = self.plain_first
+        if first is not None:
+            value = first.read(document, record)
+            if value.__class__ is str and value and not value.isspace():
+                return value if first.as_is and value.isascii() else first.finish(value)
         value, source = self.raw(document, record)
         if source is None:
             fail(missing, self.why(document, record), self.last)
         return source.finish(value)
 
     def optional_text(self, document: dict[str, Any], record: SourceRecord) -> str | None:
-        found = self._first_text(document, record)
-        if found is not None:
-            return found
+        first = self.plain_first
+        if first is not None:
+            value = first.read(document, record)
+            if value.__class__ is str and value and not value.isspace():
+                return value if first.as_is and value.isascii() else first.finish(value)
         value, source = self.raw(document, record)
         return None if source is None else source.finish(value)
 
