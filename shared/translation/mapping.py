@@ -332,18 +332,13 @@ class _Field:
         return f"{self.label} is missing or empty"
 
     def text(self, document: dict[str, Any], record: SourceRecord, missing: PoisonReason) -> str:
-        # The first source's string at once (inlined: this runs for every field of every event).
-        first = self.plain_first
-        if first is not None:
-            value = first.read(document, record)
-            if value.__class__ is str and value and not value.isspace():
-                return value if first.as_is and value.isascii() else first.finish(value)
-        value, source = self.raw(document, record)
-        if source is None:
+        found = self.optional_text(document, record)
+        if found is None:
             fail(missing, self.why(document, record), self.last)
-        return source.finish(value)
+        return found
 
     def optional_text(self, document: dict[str, Any], record: SourceRecord) -> str | None:
+        # The first source's string at once (inlined: this runs for every field of every event).
         first = self.plain_first
         if first is not None:
             value = first.read(document, record)

@@ -18,6 +18,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from rich.table import Table
@@ -69,13 +70,13 @@ def measure(runs: int, progress: bool = True) -> list[Timing]:
     with tempfile.TemporaryDirectory(prefix="rekey-bench-cli-") as cache:
         env = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
         env["PYTHONPYCACHEPREFIX"] = cache
+        quietly = partial(subprocess.run, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, env=env)
         for timing in measured:
-            subprocess.run(timing.argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, env=env)
+            quietly(timing.argv)
         for run in range(runs):
             for timing in measured:
                 started = time.perf_counter()
-                subprocess.run(timing.argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True,
-                               env=env)
+                quietly(timing.argv)
                 timing.seconds.append(time.perf_counter() - started)
             if progress:
                 print(f"\rrun {run + 1}/{runs}", end="", file=sys.stderr, flush=True)
