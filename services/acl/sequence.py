@@ -3,7 +3,8 @@ record with its dense sequence spliced into the Avro value and the `seq`/`src` h
 
 State per sequencing partition: `sequences` (output key -> last sequence) and `seen` (output key and dedupe id
 -> sequence, source position, when remembered), both changelogged; a `seen` entry older than the dedupe
-horizon is forgotten (its changelog's retention is the horizon too).
+horizon is forgotten (its changelog's retention is the horizon too). `seen` gains an entry per event, so its
+changelog is batched: a checkpoint writes its new entries in a few records, not one record per event.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ class SequenceStage:
         self.tables = (
             TableSpec(SEQUENCES, sequencing_topic, f"{group_id}-sequences-changelog", {"cleanup.policy": "compact"}),
             TableSpec(SEEN, sequencing_topic, f"{group_id}-seen-changelog",
-                      {"cleanup.policy": "compact,delete", "retention.ms": str(self.horizon_ms)}),
+                      {"cleanup.policy": "compact,delete", "retention.ms": str(self.horizon_ms)}, batched=True),
         )
         self.handoff = handoff
         self.service = service

@@ -17,12 +17,15 @@ from services.runtime.state import Table
 
 @dataclass(frozen=True)
 class TableSpec:
-    """A changelogged table kept per partition of `input_topic`; `changelog_config` are its topic configs."""
+    """A changelogged table kept per partition of `input_topic`; `changelog_config` are its topic configs.
+    `batched`: its keys are only ever added, and expire with the changelog's retention: a checkpoint writes its
+    changes in a few changelog records of many keys each (`Table.changelog_messages`)."""
 
     name: str
     input_topic: str
     changelog: str
     changelog_config: dict[str, str]
+    batched: bool = False
 
 
 class Outputs(Protocol):

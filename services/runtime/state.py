@@ -2,7 +2,10 @@
 compacted changelog topic whose partition N belongs to input partition N.
 
 Between checkpoints a table's changes sit in `pending`; a checkpoint writes one changelog record per changed
-key, then (once outputs and offsets are committed) the local store. Every stored and changelogged value is
+key, then (once outputs and offsets are committed) the local store. A batched table (keys only ever added, e.g.
+dedupe memory that expires with its changelog's retention) writes a checkpoint's changes in a few records of up
+to `CHUNK_BYTES` each instead, under keys of their own: one changelog record per event would double the broker
+writes of the sequence stage. A restore reads both shapes. Every stored and changelogged value is
 msgpack `[input_offset, *value]`: the offset of the input record whose processing it reflects. Restoring
 applies a changelog record only when that offset is below the partition's committed input offset (state equals
 committed input) and not below the offset of the value already held (a late write of a fenced worker cannot
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import shutil
 import time
+import uuid
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Protocol
@@ -25,7 +29,13 @@ log = structlog.get_logger()
 
 _encode = msgspec.msgpack.Encoder().encode
 _decode = msgspec.msgpack.Decoder(list[Any]).decode
+_decode_chunk = msgspec.msgpack.Decoder(list[tuple[bytes, bytes]]).decode
 _CHANGELOG_OFFSET = b"\x00rekey:changelog-offset"
+_CHUNK_PREFIX = b"\x00rekey:changes:"
+CHUNK_BYTES = 256 * 1024
+"""The size of a batched table's changelog record at most (plus one change): well under the broker's 1 MB
+record limit."""
+_FRAMING = 11  # msgpack bytes around one change in a chunk at most: a 2-array, two bin32 headers
 RESTORE_PROGRESS_EVERY = 5.0
 
 
@@ -160,6 +170,13 @@ def input_offset(value: bytes | None) -> int:
     return -1 if value is None else int(_decode(value)[0])
 
 
+def changelog_entries(key: bytes, value: bytes | None) -> list[tuple[bytes, bytes | None]]:
+    """The changes one changelog record carries: its own key and value, or a batched table's chunk of them."""
+    if value is not None and key.startswith(_CHUNK_PREFIX):
+        return list(_decode_chunk(value))
+    return [(key, value)]
+
+
 def fold_changelog(records: Iterable[tuple[bytes, bytes | None]], committed_input: int,
                    stored: Callable[[bytes], bytes | None], changes: dict[bytes, bytes | None]) -> int:
     """Fold changelog records (in changelog order) into `changes` over the `stored` values; return how many
@@ -182,8 +199,10 @@ def fold_changelog(records: Iterable[tuple[bytes, bytes | None]], committed_inpu
 class Table:
     """One changelogged key -> value table of one input partition."""
 
-    def __init__(self, name: str, changelog: str, partition: int, store: Store) -> None:
+    def __init__(self, name: str, changelog: str, partition: int, store: Store, batched: bool = False) -> None:
+        """`batched`: changelog records carry many keys' changes (see the module doc)."""
         self.name = name
+        self.batched = batched
         self.changelog = changelog
         self.partition = partition
         self.store = store
@@ -204,6 +223,23 @@ class Table:
     def changelog_records(self) -> dict[bytes, bytes]:
         """The pending changes as changelogged (and stored) values, msgpack `[input_offset, *value]`."""
         return {key: _encode([offset, *value]) for key, (offset, value) in self.pending.items()}
+
+    def changelog_messages(self, records: dict[bytes, bytes]) -> list[tuple[bytes, bytes]]:
+        """The (key, value) records a checkpoint produces to the changelog for `records` (`changelog_records()`)."""
+        if not self.batched:
+            return list(records.items())
+        messages: list[tuple[bytes, bytes]] = []
+        chunk: list[tuple[bytes, bytes]] = []
+        size = 0
+        for key, value in records.items():
+            chunk.append((key, value))
+            size += len(key) + len(value) + _FRAMING
+            if size >= CHUNK_BYTES:
+                messages.append((_CHUNK_PREFIX + uuid.uuid4().bytes, _encode(chunk)))
+                chunk, size = [], 0
+        if chunk:
+            messages.append((_CHUNK_PREFIX + uuid.uuid4().bytes, _encode(chunk)))
+        return messages
 
     def restore(self, reader: Consumer, committed_input: int, high: int) -> int:
         """Bring the local store up to the changelog's end `high` (`changelog_ends`); return how many changelog
@@ -236,7 +272,7 @@ class Table:
                         done = done or message.offset() >= high  # past any trailing transaction marker
                         continue
                     done = done or message.offset() >= high - 1
-                    records.append((message.key(), message.value()))
+                    records.extend(changelog_entries(message.key(), message.value()))
                 applied += fold_changelog(records, committed_input, self.store.get, changes)
                 if time.monotonic() > next_progress:
                     next_progress = time.monotonic() + RESTORE_PROGRESS_EVERY

@@ -292,7 +292,8 @@ class Worker:
                 self.watermarks, [(spec.changelog, tp.partition) for spec, tp in tables]), "changelog ends")
             applied = 0
             for spec, tp in tables:
-                table = Table(spec.name, spec.changelog, tp.partition, self._store(spec, tp.partition))
+                table = Table(spec.name, spec.changelog, tp.partition, self._store(spec, tp.partition),
+                              spec.batched)
                 applied += self._patiently(partial(table.restore, self.reader, committed[(tp.topic, tp.partition)],
                                                    ends[(spec.changelog, tp.partition)]), "changelog")
                 self.tables[(spec.name, tp.partition)] = table

@@ -35,7 +35,8 @@ def _transactional(bootstrap: str) -> Producer:
     return producer
 
 
-def _restore_in_background(bootstrap: str, changelog: str, committed_input: int) -> tuple[Table, threading.Thread]:
+def _restore_in_background(bootstrap: str, changelog: str, committed_input: int,
+                           batched: bool = False) -> tuple[Table, threading.Thread]:
     reader = Consumer({"bootstrap.servers": bootstrap, "group.id": f"restore-{uuid.uuid4().hex[:8]}",
                        "isolation.level": "read_committed", "enable.partition.eof": True,
                        "enable.auto.commit": False})
@@ -45,7 +46,7 @@ def _restore_in_background(bootstrap: str, changelog: str, committed_input: int)
         end = changelog_ends(watermarks, [(changelog, 0)])[(changelog, 0)]
     finally:
         watermarks.close()
-    table = Table("sequences", changelog, 0, MemoryStore())
+    table = Table("seen" if batched else "sequences", changelog, 0, MemoryStore(), batched)
 
     def restore() -> None:
         try:
@@ -78,3 +79,34 @@ def test_a_restore_waits_for_an_open_transaction_and_applies_it_only_if_committe
     restoring.join(60)
     assert not restoring.is_alive(), "the restore did not end once the transaction was settled"
     assert table.get(KEY) == ([7] if outcome == "committed" else [3])
+
+
+def test_a_batched_table_is_restored_from_its_chunks_and_earlier_per_key_records(
+        kafka_bootstrap: str, topic_factory: Callable[..., str]) -> None:
+    """The dedupe memory's changelog holds per-key records written before it was batched, then chunks."""
+    changelog = topic_factory(partitions=1, prefix="changelog")
+    producer = Producer({"bootstrap.servers": kafka_bootstrap})
+    writer = Table("seen", changelog, 0, MemoryStore(), batched=True)
+    writer.put(b"org-acme:1|event-0", [1, "src/0/0"], 0)
+    for key, value in writer.changelog_records().items():  # the record an earlier release wrote for the entry
+        producer.produce(changelog, value, key, 0)
+    writer.discard()
+    for offset in range(1, 6_000):
+        writer.put(_seen_key(offset), [offset, f"src/0/{offset}"], offset)
+    messages = writer.changelog_messages(writer.changelog_records())
+    for key, value in messages:
+        producer.produce(changelog, value, key, 0)
+    producer.flush(10)
+    assert len(messages) > 1
+
+    table, restoring = _restore_in_background(kafka_bootstrap, changelog, committed_input=5_000, batched=True)
+    restoring.join(60)
+    assert not restoring.is_alive(), "the restore did not end"
+    assert table.get(b"org-acme:1|event-0") == [1, "src/0/0"]
+    assert table.get(_seen_key(4_999)) == [4_999, "src/0/4999"]
+    assert table.get(_seen_key(5_000)) is None, "a change past the committed input was applied"
+    assert sum(table.get(_seen_key(offset)) is not None for offset in range(1, 6_000)) == 4_999
+
+
+def _seen_key(offset: int) -> bytes:
+    return f"org-acme:{offset % 7}|event-{offset}".encode()

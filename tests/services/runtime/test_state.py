@@ -6,7 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from services.runtime.state import MemoryStore, RocksStore, Store, Table, fold_changelog
+from services.runtime.state import (
+    CHUNK_BYTES,
+    MemoryStore,
+    RocksStore,
+    Store,
+    Table,
+    changelog_entries,
+    fold_changelog,
+)
 
 
 def _value(table: Table, value: list[object], offset: int) -> bytes:
@@ -66,3 +74,30 @@ def test_pending_changes_are_read_back_before_and_after_persisting(kind: str, tm
         reopened = RocksStore(tmp_path / "seen" / "0")
         assert (Table("seen", "c", 0, reopened).get(b"a"), reopened.changelog_offset()) == ([1, "src/0/1"], 12)
         reopened.close()
+
+
+def test_a_batched_table_changelogs_a_checkpoint_in_few_records_that_restore_every_change() -> None:
+    """The dedupe memory gains a key per event: its changes travel in chunks, each applied by the usual rules."""
+    table = Table("seen", "g-seen-changelog", 0, MemoryStore(), batched=True)
+    for offset in range(20_000):
+        table.put(f"org-acme:{offset % 97}|event-{offset}".encode(), [offset // 97 + 1, f"src/0/{offset}"], offset)
+    records = table.changelog_records()
+    messages = table.changelog_messages(records)
+    assert 1 < len(messages) < len(records) // 1000
+    assert all(len(value) < CHUNK_BYTES + 1024 for _key, value in messages)
+    assert len({key for key, _value in messages}) == len(messages), "a chunk's key is its own"
+    legacy = (b"org-acme:1|event-old", _value(Table("seen", "c", 0, MemoryStore()), [1, "src/0/0"], 5))
+    entries = [entry for key, value in [legacy, *messages] for entry in changelog_entries(key, value)]
+    assert len(entries) == len(records) + 1
+    restored = _restored(entries, committed=15_000, stored={})
+    assert len(restored) == 15_000 + 1
+    assert restored[b"org-acme:3|event-100"] == [2, "src/0/100"]
+    assert b"org-acme:61|event-15000" not in restored, "a change past the committed input was applied"
+
+
+def test_a_per_key_table_changelogs_one_record_per_changed_key(table: Table) -> None:
+    table.put(b"a", [1], 1)
+    table.put(b"b", [4], 2)
+    records = table.changelog_records()
+    assert table.changelog_messages(records) == list(records.items())
+    assert changelog_entries(b"a", records[b"a"]) == [(b"a", records[b"a"])]
