@@ -1,7 +1,10 @@
 """A checkpoint makes processed input, its outputs and its state changes durable together, in this order:
 
-at-least-once: produce the changelog records of the changed keys; flush the producer (every output and changelog
-record delivered, no delivery error); commit the consumed offsets; persist the local stores.
+at-least-once: produce the changelog records of the changed keys; wait until the producer has delivered every
+output and changelog record, with no delivery error; commit the consumed offsets; persist the local stores. The
+loop does not stop for the wait: it goes on processing while the checkpoint drains and holds the new outputs back
+(one produced now would have to be delivered first), then produces them once the offsets are committed. A final
+checkpoint (revocation, stop) waits at once (`flush`).
 exactly-once: produce the changelog records in the open transaction; add the consumed offsets to it
 (`send_offsets_to_transaction`, fenced by the group generation); commit it; persist the local stores.
 
@@ -20,6 +23,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 
 import structlog
@@ -84,6 +88,14 @@ def within_deadline(call: Callable[[], object], seconds: float, what: str) -> No
         raise raised[0]
 
 
+@dataclass(frozen=True)
+class _Drain:
+    offsets: list[TopicPartition]
+    records: dict[Table, dict[bytes, bytes]]
+    started: float
+    produced: float
+
+
 class Checkpoint:
     def __init__(self, consumer: Consumer, producer: Producer, watermarks: Consumer, exactly_once: bool,
                  tables: dict[tuple[str, int], Table]) -> None:
@@ -99,6 +111,9 @@ class Checkpoint:
         self.unusable: ProducerStuck | KafkaException | None = None
         """Why the producer can take no further work (stuck in a call, or failed for good): `abandon` raises it."""
         self.ends_recorded_at = 0.0
+        self.draining: _Drain | None = None
+        """At-least-once: a checkpoint whose changelog is produced, waiting for the producer to deliver it and the
+        outputs before it; its offsets are committed then (`drained`, `finish_drain`)."""
 
     def use(self, producer: Producer) -> None:
         """Continue with a new producer (the previous one failed for good or is stuck)."""
@@ -123,8 +138,11 @@ class Checkpoint:
         self.failures.append(description)
 
     def commit(self, final: bool = False) -> float | None:
-        """Commit what was processed since the last checkpoint; return how long it took (None: nothing to do).
-        `final`: the last checkpoint of these partitions here (revocation, stop): record the changelog ends."""
+        """Commit what was processed since the last checkpoint; return how long it took (None: nothing to do, or
+        an at-least-once checkpoint left draining: `drained` finishes it). `final`: the last checkpoint of these
+        partitions here (revocation, stop): finished at once, and the changelog ends are recorded."""
+        if self.draining is not None:
+            raise RuntimeError("a checkpoint is draining: finish it (`finish_drain`) before the next one")
         changed = [table for table in self.tables.values() if table.pending]
         if not self.offsets and not changed and not self.in_transaction:
             return None
@@ -135,35 +153,51 @@ class Checkpoint:
             raise CheckpointFailed(f"the transaction refused {len(self.failures)} outputs "
                                    f"(first: {self.failures[0]})")
         self.begin()
-        records = {table: table.changelog_records() for table in changed}
+        records = {table: table.seal() for table in changed}
         try:
             for table, changes in records.items():
                 for key, value in table.changelog_messages(changes):
                     self.producer.produce(table.changelog, value, key, table.partition)
         except KafkaException as error:  # the open transaction failed: abort and redo
             raise CheckpointFailed(f"changelog records refused: {error.args[0]}") from error
-        produced = time.monotonic()
         offsets = [TopicPartition(topic, partition, offset) for (topic, partition), offset in self.offsets.items()]
+        self.offsets.clear()
+        self.draining = _Drain(offsets, records, started, time.monotonic())
         if self.exactly_once:
             self._commit_transaction(offsets)
-        else:
-            self._flush_and_commit(offsets)
+        elif not final:
+            return None
+        return self.finish_drain(final)
+
+    def drained(self) -> bool:
+        """Whether the draining checkpoint can finish without waiting: the producer holds nothing undelivered (and
+        the error reports are served: the caller polled it)."""
+        return self.draining is not None and len(self.producer) == 0
+
+    def finish_drain(self, final: bool = False) -> float:
+        """Finish the draining checkpoint: wait until everything produced is delivered (at-least-once; nothing when
+        `drained()`), commit its offsets, persist its changes; return how long the whole checkpoint took."""
+        drain = self.draining
+        assert drain is not None, "no checkpoint is draining"
+        if not self.exactly_once:
+            self._flush_and_commit(drain.offsets)
+        self.draining = None
         committed = time.monotonic()
         ends: dict[Table, int] = {}
         if final or committed - self.ends_recorded_at >= CHANGELOG_ENDS_EVERY:
-            ends = self._changelog_ends(list(records))
+            ends = self._changelog_ends(list(drain.records))
             self.ends_recorded_at = time.monotonic()
         looked_up = time.monotonic()
-        for table, changes in records.items():
+        for table, changes in drain.records.items():
             table.persist(changes, ends.get(table))
-        self.offsets.clear()
-        seconds = time.monotonic() - started
-        if seconds > SLOW:
-            log.warning("slow checkpoint", seconds=round(seconds, 3),
-                        changelog_records=sum(map(len, records.values())),
-                        produce_changelog=round(produced - started, 3), commit=round(committed - produced, 3),
-                        changelog_ends=round(looked_up - committed, 3), persist=round(time.monotonic() - looked_up, 3))
-        return seconds
+        finished = time.monotonic()
+        busy = (drain.produced - drain.started) + (finished - committed)
+        if busy > SLOW:
+            log.warning("slow checkpoint", seconds=round(finished - drain.started, 3), blocking=round(busy, 3),
+                        changelog_records=sum(map(len, drain.records.values())),
+                        produce_changelog=round(drain.produced - drain.started, 3),
+                        changelog_ends=round(looked_up - committed, 3), persist=round(finished - looked_up, 3))
+        return finished - drain.started
 
     def _changelog_ends(self, tables: list[Table]) -> dict[Table, int]:
         """Where each table's changelog partition ends now; when the cluster cannot say in time (a leader moving),
@@ -241,5 +275,6 @@ class Checkpoint:
             self.producer.flush(TIMEOUT)  # what is in flight lands before the rewind rereads its input
         for table in self.tables.values():
             table.discard()
+        self.draining = None
         self.offsets.clear()
         self.failures.clear()

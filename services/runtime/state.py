@@ -208,9 +208,11 @@ class Table:
         self.store = store
         self.pending: dict[bytes, tuple[int, list[Any]]] = {}
         """Changes since the last checkpoint: key -> (input offset, value)."""
+        self.committing: dict[bytes, tuple[int, list[Any]]] = {}
+        """The changes of a checkpoint under way (`seal`), read until they are persisted or discarded."""
 
     def get(self, key: bytes) -> list[Any] | None:
-        change = self.pending.get(key)
+        change = self.pending.get(key) or self.committing.get(key)
         if change is not None:
             return change[1]
         raw = self.store.get(key)
@@ -223,6 +225,13 @@ class Table:
     def changelog_records(self) -> dict[bytes, bytes]:
         """The pending changes as changelogged (and stored) values, msgpack `[input_offset, *value]`."""
         return {key: _encode([offset, *value]) for key, (offset, value) in self.pending.items()}
+
+    def seal(self) -> dict[bytes, bytes]:
+        """Start committing the pending changes: return them as `changelog_records()`; they stay readable (as
+        `committing`) until `persist` or `discard`, and later changes pend anew."""
+        records = self.changelog_records()
+        self.committing, self.pending = self.pending, {}
+        return records
 
     def changelog_messages(self, records: dict[bytes, bytes]) -> list[tuple[bytes, bytes]]:
         """The (key, value) records a checkpoint produces to the changelog for `records` (`changelog_records()`)."""
@@ -284,11 +293,12 @@ class Table:
         return applied
 
     def persist(self, records: dict[bytes, bytes], changelog_offset: int | None) -> None:
-        """Write the committed changes (`changelog_records()`) to the local store, with the changelog offset they
+        """Write the committed changes (what `seal` returned) to the local store, with the changelog offset they
         reach (if known)."""
         self.store.write(dict(records), self.store.changelog_offset() if changelog_offset is None
                          else changelog_offset)
-        self.pending = {}
+        self.committing = {}
 
     def discard(self) -> None:
-        self.pending = {}
+        """Forget every uncommitted change, pending or being committed."""
+        self.pending, self.committing = {}, {}

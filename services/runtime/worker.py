@@ -43,6 +43,8 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 # threshold (700) the collector rescans them hundreds of times per batch, measured at over half the sequence
 # stage's time. Our objects are freed by reference counting; the collector only needs to run now and then.
 GC_THRESHOLDS = (100_000, 20, 100)
+HELD_BATCHES = 4
+"""Outputs held while a checkpoint drains, in batches' worth of records, before the loop waits for it."""
 
 
 class Worker:
@@ -62,6 +64,9 @@ class Worker:
         self.tables: dict[tuple[str, int], Table] = {}
         self.rocks_options = rocks_options(settings.state_memory_mb) if settings.state_store == "rocksdb" else None
         self.staged: list[Output] = []
+        self.held: list[Output] = []
+        """Outputs of batches processed while a checkpoint drains: produced once it has committed."""
+        self.hold_limit = HELD_BATCHES * settings.batch_size
         self.stall_limit = (settings.session_timeout_ms - 1_000) / 1000
         self.running = True
         self.restoring = False
@@ -103,6 +108,9 @@ class Worker:
                     self._process(messages, fetching)
                 self.last_loop = now = time.monotonic()
                 self.producer.poll(0)
+                if self.checkpoint.draining is not None and (self.checkpoint.drained()
+                                                             or len(self.held) >= self.hold_limit):
+                    self._finish_drain()
                 if now >= next_checkpoint:
                     self._checkpoint()
                     next_checkpoint = time.monotonic() + interval
@@ -182,6 +190,11 @@ class Worker:
             CONSUMED.labels(self.service, topic).inc(count)
 
     def _send(self, outputs: list[Output]) -> None:
+        """Hand outputs to librdkafka; while a checkpoint drains they are held: a record produced now would have
+        to be delivered before that checkpoint's offsets could be committed."""
+        if self.checkpoint.draining is not None:
+            self.held += outputs
+            return
         produce, produced = self.producer.produce, Counter[str]()
         for topic, value, key, partition, headers in outputs:
             while True:
@@ -204,18 +217,33 @@ class Worker:
         return self.tables[(name, partition)]
 
     def _checkpoint(self, final: bool = False) -> None:
+        if self.checkpoint.draining is None or self._finish_drain():
+            self._checkpoint_step(partial(self.checkpoint.commit, final))
+
+    def _finish_drain(self) -> bool:
+        """Finish the draining checkpoint (waiting for the producer if need be), then produce the held outputs;
+        False when it failed (the worker rewound)."""
+        if not self._checkpoint_step(self.checkpoint.finish_drain):
+            return False
+        held, self.held = self.held, []
+        self._send(held)
+        return True
+
+    def _checkpoint_step(self, step: Callable[[], float | None]) -> bool:
+        """Run a checkpoint step; when it fails, rewind to the committed offsets and return False."""
         try:
-            seconds = self.checkpoint.commit(final)
+            seconds = step()
             if seconds is not None:
                 CHECKPOINT_SECONDS.labels(self.service).observe(seconds)
+            return True
         except CheckpointFailed as failure:
             log.error("checkpoint failed: rewinding to the committed offsets", reason=str(failure))
-            self._rewind()
         except KafkaException as error:
             if not error.args[0].fatal():
                 raise
             log.error("producer failed for good: replacing it and rewinding", error=str(error.args[0]))
-            self._rewind()
+        self._rewind()
+        return False
 
     def _rewind(self) -> None:
         """Forget uncommitted work (`_abandon`) and reread from the committed offsets."""
@@ -232,7 +260,7 @@ class Worker:
                             error=str(error.args[0]))
 
     def _abandon(self) -> None:
-        """Drop pending state, processed offsets and the open transaction.
+        """Drop pending state, processed offsets, held outputs and the open transaction.
 
         A producer that can no longer abort (fenced, failed for good, or stuck in a call) is replaced: a new one
         with the same transactional.id fences whatever the old one left."""
@@ -249,6 +277,7 @@ class Worker:
             self.checkpoint.abandon()
             if isinstance(error, ProducerStuck):
                 self._reload_state()
+        self.held = []
 
     def _reload_state(self) -> None:
         """Rebuild the tables of the current assignment from their changelogs: a stuck transaction's outcome is

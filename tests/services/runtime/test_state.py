@@ -64,8 +64,10 @@ def test_pending_changes_are_read_back_before_and_after_persisting(kind: str, tm
     table = Table("seen", "g-seen-changelog", 0, store)
     table.put(b"a", [1, "src/0/1"], 1)
     assert (table.get(b"a"), store.get(b"a")) == ([1, "src/0/1"], None)
-    table.persist(table.changelog_records(), changelog_offset=12)
-    assert (table.get(b"a"), store.changelog_offset(), table.pending) == ([1, "src/0/1"], 12, {})
+    records = table.seal()
+    assert (table.get(b"a"), table.pending, store.get(b"a")) == ([1, "src/0/1"], {}, None)
+    table.persist(records, changelog_offset=12)
+    assert (table.get(b"a"), store.changelog_offset(), table.committing) == ([1, "src/0/1"], 12, {})
     table.put(b"a", [2, "src/0/2"], 2)
     table.discard()
     assert table.get(b"a") == [1, "src/0/1"]
@@ -101,3 +103,14 @@ def test_a_per_key_table_changelogs_one_record_per_changed_key(table: Table) -> 
     records = table.changelog_records()
     assert table.changelog_messages(records) == list(records.items())
     assert changelog_entries(b"a", records[b"a"]) == [(b"a", records[b"a"])]
+
+
+def test_changes_made_while_a_checkpoint_commits_pend_for_the_next_one(table: Table) -> None:
+    table.put(b"k", [1], 1)
+    committing = table.seal()
+    table.put(b"k", [2], 2)
+    assert (table.get(b"k"), list(table.changelog_records())) == ([2], [b"k"])
+    table.persist(committing, changelog_offset=0)
+    assert (table.get(b"k"), table.committing) == ([2], {})
+    table.discard()
+    assert table.get(b"k") == [1], "the committed change was lost with the uncommitted one"

@@ -1,0 +1,101 @@
+"""An at-least-once checkpoint that drains while the loop goes on: its offsets are committed, and its state
+persisted, only once everything produced before it is delivered; a delivery error commits nothing."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+
+import pytest
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
+
+from services.runtime.checkpoint import Checkpoint, CheckpointFailed
+from services.runtime.state import MemoryStore, Table
+
+
+def _committed(consumer: Consumer, topic: str, seconds: float = 30.0) -> int:
+    """The group's committed offset of the topic's partition 0 (negative: none), once the coordinator answers."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return consumer.committed([TopicPartition(topic, 0)], timeout=10)[0].offset
+        except KafkaException as error:  # a new group's coordinator is still loading
+            if time.monotonic() > deadline:
+                raise
+            assert error.args[0].code() in (KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_LOAD_IN_PROGRESS)
+            time.sleep(0.2)
+
+
+def _until_drained(checkpoint: Checkpoint, producer: Producer, seconds: float = 30.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not checkpoint.drained():
+        assert time.monotonic() < deadline, "the checkpoint never drained"
+        producer.poll(0.05)
+
+
+@pytest.fixture
+def parts(kafka_bootstrap: str, topic_factory: Callable[..., str]) -> tuple[Checkpoint, Producer, Consumer, Table, str]:
+    source, changelog = topic_factory(partitions=1, prefix="source"), topic_factory(partitions=1, prefix="changelog")
+    consumer = Consumer({"bootstrap.servers": kafka_bootstrap, "group.id": f"drain-{uuid.uuid4().hex[:8]}",
+                         "enable.auto.commit": False})
+    watermarks = Consumer({"bootstrap.servers": kafka_bootstrap, "group.id": "watermarks"})
+    table = Table("sequences", changelog, 0, MemoryStore())
+    checkpoint: Checkpoint
+
+    def failed(error: KafkaError | None, message: Message) -> None:
+        if error is not None:
+            checkpoint.delivery_failed(f"{message.topic()}[{message.partition()}]: {error}")
+
+    producer = Producer({"bootstrap.servers": kafka_bootstrap, "linger.ms": 50, "delivery.report.only.error": True,
+                         "on_delivery": failed, "message.timeout.ms": 5_000})
+    checkpoint = Checkpoint(consumer, producer, watermarks, exactly_once=False, tables={("sequences", 0): table})
+    yield checkpoint, producer, consumer, table, source
+    consumer.close()
+    watermarks.close()
+
+
+def test_offsets_and_state_are_committed_only_once_the_checkpoint_has_drained(parts) -> None:
+    checkpoint, producer, consumer, table, source = parts
+    producer.produce(source, b"an output of the checkpoint", b"k")
+    table.put(b"k", [1], 4)
+    checkpoint.offsets[(source, 0)] = 5
+
+    assert checkpoint.commit() is None, "an at-least-once checkpoint does not wait for the producer"
+    assert checkpoint.draining is not None and not checkpoint.offsets
+    assert (table.get(b"k"), table.pending, table.store.get(b"k")) == ([1], {}, None)
+    assert _committed(consumer, source) < 0
+    table.put(b"k", [2], 5)  # the loop goes on while it drains
+    checkpoint.offsets[(source, 0)] = 6
+
+    _until_drained(checkpoint, producer)
+    assert checkpoint.finish_drain() > 0
+    assert (_committed(consumer, source), checkpoint.draining, table.committing) == (5, None, {})
+    assert table.store.get(b"k") is not None and table.get(b"k") == [2]
+    assert checkpoint.offsets == {(source, 0): 6}, "the next checkpoint's offsets were touched"
+
+
+def test_a_delivery_error_while_draining_commits_nothing_and_abandon_forgets_the_checkpoint(parts) -> None:
+    checkpoint, producer, consumer, table, source = parts
+    producer.produce(source, b"undeliverable", b"k", partition=7)  # the topic has one partition
+    table.put(b"k", [1], 4)
+    checkpoint.offsets[(source, 0)] = 5
+    checkpoint.commit()
+
+    _until_drained(checkpoint, producer)
+    with pytest.raises(CheckpointFailed, match="delivery errors"):
+        checkpoint.finish_drain()
+    assert _committed(consumer, source) < 0
+    checkpoint.abandon()
+    assert (checkpoint.draining, table.get(b"k"), table.store.get(b"k")) == (None, None, None)
+
+
+def test_a_final_checkpoint_waits_for_the_producer_at_once(parts) -> None:
+    checkpoint, producer, consumer, table, source = parts
+    producer.produce(source, b"an output", b"k")
+    table.put(b"k", [1], 0)
+    checkpoint.offsets[(source, 0)] = 1
+
+    assert checkpoint.commit(final=True) is not None
+    assert (checkpoint.draining, _committed(consumer, source), len(producer)) == (None, 1, 0)
+    assert table.store.get(b"k") is not None
