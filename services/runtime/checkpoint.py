@@ -88,12 +88,14 @@ def within_deadline(call: Callable[[], object], seconds: float, what: str) -> No
         raise raised[0]
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Drain:
     offsets: list[TopicPartition]
     records: dict[Table, dict[bytes, bytes]]
     started: float
     produced: float
+    blocked: float = 0.0
+    """Seconds the loop waited for this checkpoint before it was left to drain (or finished at once)."""
 
 
 class Checkpoint:
@@ -162,10 +164,11 @@ class Checkpoint:
             raise CheckpointFailed(f"changelog records refused: {error.args[0]}") from error
         offsets = [TopicPartition(topic, partition, offset) for (topic, partition), offset in self.offsets.items()]
         self.offsets.clear()
-        self.draining = _Drain(offsets, records, started, time.monotonic())
+        self.draining = drain = _Drain(offsets, records, started, time.monotonic())
         if self.exactly_once:
             self._commit_transaction(offsets)
-        elif not final:
+        drain.blocked = time.monotonic() - started
+        if not self.exactly_once and not final:
             return None
         return self.finish_drain(final)
 
@@ -179,6 +182,7 @@ class Checkpoint:
         `drained()`), commit its offsets, persist its changes; return how long the whole checkpoint took."""
         drain = self.draining
         assert drain is not None, "no checkpoint is draining"
+        entered = time.monotonic()
         if not self.exactly_once:
             self._flush_and_commit(drain.offsets)
         self.draining = None
@@ -191,11 +195,12 @@ class Checkpoint:
         for table, changes in drain.records.items():
             table.persist(changes, ends.get(table))
         finished = time.monotonic()
-        busy = (drain.produced - drain.started) + (finished - committed)
-        if busy > SLOW:
-            log.warning("slow checkpoint", seconds=round(finished - drain.started, 3), blocking=round(busy, 3),
-                        changelog_records=sum(map(len, drain.records.values())),
-                        produce_changelog=round(drain.produced - drain.started, 3),
+        blocking = drain.blocked + (finished - entered)
+        if blocking > SLOW:
+            produce = drain.produced - drain.started
+            log.warning("slow checkpoint", seconds=round(finished - drain.started, 3), blocking=round(blocking, 3),
+                        changelog_records=sum(map(len, drain.records.values())), produce_changelog=round(produce, 3),
+                        commit=round(drain.blocked - produce + committed - entered, 3),
                         changelog_ends=round(looked_up - committed, 3), persist=round(finished - looked_up, 3))
         return finished - drain.started
 
