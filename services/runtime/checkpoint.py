@@ -100,13 +100,16 @@ class _Drain:
 
 class Checkpoint:
     def __init__(self, consumer: Consumer, producer: Producer, watermarks: Consumer, exactly_once: bool,
-                 tables: dict[tuple[str, int], Table]) -> None:
-        """`watermarks`: a read_uncommitted consumer of no group, for the changelog ends (`changelog_ends`)."""
+                 tables: dict[tuple[str, int], Table], committed: Callable[[], None] = lambda: None) -> None:
+        """`watermarks`: a read_uncommitted consumer of no group, for the changelog ends (`changelog_ends`).
+        `committed`: called once a checkpoint's offsets are committed, before its stores are written (the worker
+        produces the outputs it held meanwhile: they need not wait for the store)."""
         self.consumer = consumer
         self.watermarks = watermarks
         self.producer = producer
         self.exactly_once = exactly_once
         self.tables = tables
+        self.committed = committed
         self.offsets: dict[tuple[str, int], int] = {}
         self.failures: list[str] = []
         self.in_transaction = False
@@ -179,13 +182,15 @@ class Checkpoint:
 
     def finish_drain(self, final: bool = False) -> float:
         """Finish the draining checkpoint: wait until everything produced is delivered (at-least-once; nothing when
-        `drained()`), commit its offsets, persist its changes; return how long the whole checkpoint took."""
+        `drained()`), commit its offsets, report it (`committed`), persist its changes; return how long the whole
+        checkpoint took."""
         drain = self.draining
         assert drain is not None, "no checkpoint is draining"
         entered = time.monotonic()
         if not self.exactly_once:
             self._flush_and_commit(drain.offsets)
         self.draining = None
+        self.committed()
         committed = time.monotonic()
         ends: dict[Table, int] = {}
         if final or committed - self.ends_recorded_at >= CHANGELOG_ENDS_EVERY:

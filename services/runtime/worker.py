@@ -81,7 +81,8 @@ class Worker:
         self.producers_made = 0
         self.producer = self._new_producer()
         self.admin = AdminClient(settings.kafka.librdkafka())
-        self.checkpoint = Checkpoint(self.consumer, self.producer, self.watermarks, exactly_once, self.tables)
+        self.checkpoint = Checkpoint(self.consumer, self.producer, self.watermarks, exactly_once, self.tables,
+                                     committed=self._send_held)
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     def run(self) -> None:
@@ -221,13 +222,13 @@ class Worker:
             self._checkpoint_step(partial(self.checkpoint.commit, final))
 
     def _finish_drain(self) -> bool:
-        """Finish the draining checkpoint (waiting for the producer if need be), then produce the held outputs;
-        False when it failed (the worker rewound)."""
-        if not self._checkpoint_step(self.checkpoint.finish_drain):
-            return False
+        """Finish the draining checkpoint (waiting for the producer if need be; its commit produces the held
+        outputs, `_send_held`); False when it failed (the worker rewound)."""
+        return self._checkpoint_step(self.checkpoint.finish_drain)
+
+    def _send_held(self) -> None:
         held, self.held = self.held, []
         self._send(held)
-        return True
 
     def _checkpoint_step(self, step: Callable[[], float | None]) -> bool:
         """Run a checkpoint step; when it fails, rewind to the committed offsets and return False."""

@@ -99,3 +99,33 @@ def test_a_final_checkpoint_waits_for_the_producer_at_once(parts) -> None:
     assert checkpoint.commit(final=True) is not None
     assert (checkpoint.draining, _committed(consumer, source), len(producer)) == (None, 1, 0)
     assert table.store.get(b"k") is not None
+
+
+def test_a_drained_checkpoint_reports_its_commit_before_it_writes_the_stores(parts) -> None:
+    """The worker produces the outputs it held while draining as soon as the offsets are committed: they do not
+    wait for the local store's write."""
+    checkpoint, producer, consumer, table, source = parts
+    seen: list[tuple[int, bytes | None]] = []
+    checkpoint.committed = lambda: seen.append((_committed(consumer, source), table.store.get(b"k")))
+    table.put(b"k", [1], 4)
+    checkpoint.offsets[(source, 0)] = 5
+    checkpoint.commit()
+
+    _until_drained(checkpoint, producer)
+    checkpoint.finish_drain()
+    assert seen == [(5, None)], "reported before the commit, after the store write, or not once"
+    assert table.store.get(b"k") is not None
+
+
+def test_a_failed_drain_does_not_report_a_commit(parts) -> None:
+    checkpoint, producer, _consumer, _table, source = parts
+    reports: list[None] = []
+    checkpoint.committed = lambda: reports.append(None)
+    producer.produce(source, b"undeliverable", b"k", partition=7)
+    checkpoint.offsets[(source, 0)] = 5
+    checkpoint.commit()
+
+    _until_drained(checkpoint, producer)
+    with pytest.raises(CheckpointFailed):
+        checkpoint.finish_drain()
+    assert reports == []
