@@ -3,10 +3,15 @@
 at-least-once: produce the changelog records of the changed keys; wait until the producer has delivered every
 output and changelog record, with no delivery error; commit the consumed offsets; persist the local stores. The
 loop does not stop for the wait: it goes on processing while the checkpoint drains and holds the new outputs back
-(one produced now would have to be delivered first), then produces them once the offsets are committed. A final
+(one produced now would have to be delivered first), then produces them once the ones before are delivered. A final
 checkpoint (revocation, stop) waits at once (`flush`).
 exactly-once: produce the changelog records in the open transaction; add the consumed offsets to it
 (`send_offsets_to_transaction`, fenced by the group generation); commit it; persist the local stores.
+
+Persisting does not stop the loop either: the committed changes are written to the local stores a slice at a time
+between batches (`persist_some`; they stay readable until then), and the next checkpoint, a rewind or a close
+writes what is left first. A final checkpoint writes them at once. The stores only spare a restore the changelog's
+replay, so a crash before they are written costs a longer restore, nothing else.
 
 Whatever fails before the offsets are committed raises `CheckpointFailed`, and the worker rewinds to the
 committed offsets and drops the pending state (`abandon`): a retry then redoes exactly the uncommitted work.
@@ -41,6 +46,8 @@ DEADLINE = TIMEOUT + 10.0
 deemed stuck."""
 ENDS_TIMEOUT = 5.0
 """A checkpoint waits this long for the changelog ends, then keeps the stores' previous changelog offsets."""
+PERSIST_SLICE = 500
+"""Changes per local-store write while the loop goes on (about half a millisecond of RocksDB's time)."""
 CHANGELOG_ENDS_EVERY = 10.0
 """Seconds between lookups of the changelog ends the local stores record: in between, a store keeps its
 previous changelog offset and a restore rereads at most that much more."""
@@ -100,16 +107,17 @@ class _Drain:
 
 class Checkpoint:
     def __init__(self, consumer: Consumer, producer: Producer, watermarks: Consumer, exactly_once: bool,
-                 tables: dict[tuple[str, int], Table], committed: Callable[[], None] = lambda: None) -> None:
+                 tables: dict[tuple[str, int], Table], delivered: Callable[[], None] = lambda: None) -> None:
         """`watermarks`: a read_uncommitted consumer of no group, for the changelog ends (`changelog_ends`).
-        `committed`: called once a checkpoint's offsets are committed, before its stores are written (the worker
-        produces the outputs it held meanwhile: they need not wait for the store)."""
+        `delivered`: called once everything produced before a draining checkpoint is delivered, before its offsets
+        are committed and its stores written: the worker produces the outputs it held meanwhile (the offsets to
+        commit cover none of their input, so they need not wait for the commit or the store)."""
         self.consumer = consumer
         self.watermarks = watermarks
         self.producer = producer
         self.exactly_once = exactly_once
         self.tables = tables
-        self.committed = committed
+        self.delivered = delivered
         self.offsets: dict[tuple[str, int], int] = {}
         self.failures: list[str] = []
         self.in_transaction = False
@@ -150,6 +158,8 @@ class Checkpoint:
             raise RuntimeError("a checkpoint is draining: finish it (`finish_drain`) before the next one")
         changed = [table for table in self.tables.values() if table.pending]
         if not self.offsets and not changed and not self.in_transaction:
+            if final:
+                self._record_ends(list(self.tables.values()))
             return None
         started = time.monotonic()
         if self.unusable is not None:
@@ -182,15 +192,17 @@ class Checkpoint:
 
     def finish_drain(self, final: bool = False) -> float:
         """Finish the draining checkpoint: wait until everything produced is delivered (at-least-once; nothing when
-        `drained()`), commit its offsets, report it (`committed`), persist its changes; return how long the whole
+        `drained()`), report it (`delivered`), commit its offsets, persist its changes; return how long the whole
         checkpoint took."""
         drain = self.draining
         assert drain is not None, "no checkpoint is draining"
         entered = time.monotonic()
         if not self.exactly_once:
-            self._flush_and_commit(drain.offsets)
+            self._await_delivery()
         self.draining = None
-        self.committed()
+        self.delivered()
+        if not self.exactly_once:
+            self._commit_offsets(drain.offsets)
         committed = time.monotonic()
         ends: dict[Table, int] = {}
         if final or committed - self.ends_recorded_at >= CHANGELOG_ENDS_EVERY:
@@ -198,7 +210,10 @@ class Checkpoint:
             self.ends_recorded_at = time.monotonic()
         looked_up = time.monotonic()
         for table, changes in drain.records.items():
-            table.persist(changes, ends.get(table))
+            if final:
+                table.persist(changes, ends.get(table))
+            else:
+                table.queue_persist(changes, ends.get(table))  # written by `persist_some` as the loop goes on
         finished = time.monotonic()
         blocking = drain.blocked + (finished - entered)
         if blocking > SLOW:
@@ -208,6 +223,24 @@ class Checkpoint:
                         commit=round(drain.blocked - produce + committed - entered, 3),
                         changelog_ends=round(looked_up - committed, 3), persist=round(finished - looked_up, 3))
         return finished - drain.started
+
+    def persist_some(self, seconds: float) -> None:
+        """Write the committed changes queued for the local stores, a slice at a time, for about `seconds`."""
+        deadline = time.monotonic() + seconds
+        for table in self.tables.values():
+            while table.persist_some(PERSIST_SLICE):
+                if time.monotonic() >= deadline:
+                    return
+
+    def _record_ends(self, tables: list[Table]) -> None:
+        """Write what is queued for the stores of `tables`, then where their changelogs end, where a checkpoint
+        wrote changes without it: a final checkpoint with nothing else to commit."""
+        for table in tables:
+            table.persist_rest()
+        unrecorded = [table for table in tables if not table.end_recorded]
+        if unrecorded:
+            for table, end in self._changelog_ends(unrecorded).items():
+                table.persist({}, end)
 
     def _changelog_ends(self, tables: list[Table]) -> dict[Table, int]:
         """Where each table's changelog partition ends now; when the cluster cannot say in time (a leader moving),
@@ -222,11 +255,13 @@ class Checkpoint:
             return {}
         return {table: ends[(table.changelog, table.partition)] for table in tables}
 
-    def _flush_and_commit(self, offsets: list[TopicPartition]) -> None:
+    def _await_delivery(self) -> None:
         undelivered = self.producer.flush(TIMEOUT)
         if undelivered or self.failures:
             raise CheckpointFailed(f"{undelivered} records still undelivered after {TIMEOUT:.0f}s, "
                                    f"{len(self.failures)} delivery errors (first: {self.failures[:1]})")
+
+    def _commit_offsets(self, offsets: list[TopicPartition]) -> None:
         if offsets:
             try:
                 self.consumer.commit(offsets=offsets, asynchronous=False)

@@ -2,14 +2,14 @@
 compacted changelog topic whose partition N belongs to input partition N.
 
 Between checkpoints a table's changes sit in `pending`; a checkpoint writes one changelog record per changed
-key, then (once outputs and offsets are committed) the local store. A batched table (keys only ever added, e.g.
-dedupe memory that expires with its changelog's retention) writes a checkpoint's changes in a few records of up
-to `CHUNK_BYTES` each instead, under keys of their own: one changelog record per event would double the broker
-writes of the sequence stage. A restore reads both shapes. Every stored and changelogged value is
-msgpack `[input_offset, *value]`: the offset of the input record whose processing it reflects. Restoring
-applies a changelog record only when that offset is below the partition's committed input offset (state equals
-committed input) and not below the offset of the value already held (a late write of a fenced worker cannot
-take a key's state back).
+key, then (once outputs and offsets are committed) the local store, a slice at a time between batches. A batched
+table (keys only ever added, e.g. dedupe memory that expires with its changelog's retention) writes a
+checkpoint's changes in a few records of up to `CHUNK_BYTES` each instead, under keys of their own: one
+changelog record per event would double the broker writes of the sequence stage. A restore reads both shapes.
+Every stored and changelogged value is msgpack `[input_offset, *value]`: the offset of the input record whose
+processing it reflects. Restoring applies a changelog record only when that offset is below the partition's
+committed input offset (state equals committed input) and not below the offset of the value already held (a late
+write of a fenced worker cannot take a key's state back).
 """
 
 from __future__ import annotations
@@ -37,6 +37,9 @@ CHUNK_BYTES = 256 * 1024
 record limit."""
 _FRAMING = 11  # msgpack bytes around one change in a chunk at most: a 2-array, two bin32 headers
 RESTORE_PROGRESS_EVERY = 5.0
+RESTORE_WRITE_EVERY = 50_000
+"""A restore writes what it has folded to the local store every this many changes: it held a whole changelog
+tail in memory (over 100 MB for a few hundred thousand dedupe entries)."""
 
 
 class Store(Protocol):
@@ -210,6 +213,13 @@ class Table:
         """Changes since the last checkpoint: key -> (input offset, value)."""
         self.committing: dict[bytes, tuple[int, list[Any]]] = {}
         """The changes of a checkpoint under way (`seal`), read until they are persisted or discarded."""
+        self.unwritten: list[tuple[bytes, bytes]] = []
+        """Committed changes queued for the local store (`queue_persist`), written from `written` on."""
+        self.written = 0
+        self.unwritten_end: int | None = None
+        self.end_recorded = True
+        """Whether the local store records where the changelog ends (False once a checkpoint wrote changes without
+        it): a final checkpoint looks the end up, so that the next owner restores nothing already stored."""
 
     def get(self, key: bytes) -> list[Any] | None:
         change = self.pending.get(key) or self.committing.get(key)
@@ -228,7 +238,9 @@ class Table:
 
     def seal(self) -> dict[bytes, bytes]:
         """Start committing the pending changes: return them as `changelog_records()`; they stay readable (as
-        `committing`) until `persist` or `discard`, and later changes pend anew."""
+        `committing`) until `persist` or `discard`, and later changes pend anew. The previous checkpoint's
+        changes still queued for the store are written first."""
+        self.persist_rest()
         records = self.changelog_records()
         self.committing, self.pending = self.pending, {}
         return records
@@ -283,6 +295,9 @@ class Table:
                     done = done or message.offset() >= high - 1
                     records.extend(changelog_entries(message.key(), message.value()))
                 applied += fold_changelog(records, committed_input, self.store.get, changes)
+                if len(changes) >= RESTORE_WRITE_EVERY:  # bounded memory; the changelog offset only at the end
+                    self.store.write(changes, self.store.changelog_offset())
+                    changes = {}
                 if time.monotonic() > next_progress:
                     next_progress = time.monotonic() + RESTORE_PROGRESS_EVERY
                     log.info("restoring state", changelog=self.changelog, partition=self.partition,
@@ -295,10 +310,51 @@ class Table:
     def persist(self, records: dict[bytes, bytes], changelog_offset: int | None) -> None:
         """Write the committed changes (what `seal` returned) to the local store, with the changelog offset they
         reach (if known)."""
-        self.store.write(dict(records), self.store.changelog_offset() if changelog_offset is None
-                         else changelog_offset)
-        self.committing = {}
+        self.queue_persist(records, changelog_offset)
+        self.persist_rest()
+
+    def queue_persist(self, records: dict[bytes, bytes], changelog_offset: int | None) -> None:
+        """Queue the committed changes (what `seal` returned) for the local store, to be written a slice at a time
+        (`persist_some`) while the loop goes on: a RocksDB write holds the GIL, about 1 us a change. They stay
+        readable as `committing` until all are written; the changelog offset is written with the last slice."""
+        self.persist_rest()
+        self.unwritten, self.written, self.unwritten_end = list(records.items()), 0, changelog_offset
+        if not self.unwritten:  # nothing to write but the offset
+            if changelog_offset is not None:
+                self.store.write({}, changelog_offset)
+            self._persisted()
+
+    def persist_some(self, count: int) -> int:
+        """Write up to `count` queued changes to the local store; return how many are still queued."""
+        if not self.unwritten:
+            return 0
+        start, self.written = self.written, min(self.written + count, len(self.unwritten))
+        left = len(self.unwritten) - self.written
+        end = self.unwritten_end if left == 0 and self.unwritten_end is not None else self.store.changelog_offset()
+        self.store.write(dict(self.unwritten[start:self.written]), end)
+        if left == 0:
+            self._persisted()
+        return left
+
+    def persist_rest(self) -> None:
+        """Write every queued change now."""
+        self.persist_some(len(self.unwritten))
+
+    def _persisted(self) -> None:
+        """What was queued is written."""
+        if self.unwritten_end is not None:
+            self.end_recorded = True
+        elif self.unwritten:
+            self.end_recorded = False
+        self.committing, self.unwritten, self.written = {}, [], 0
 
     def discard(self) -> None:
-        """Forget every uncommitted change, pending or being committed."""
+        """Forget every uncommitted change, pending or being committed. Committed changes still queued for the
+        store are written first: they are committed input."""
+        self.persist_rest()
         self.pending, self.committing = {}, {}
+
+    def close(self) -> None:
+        """Write what is queued and close the store."""
+        self.persist_rest()
+        self.store.close()

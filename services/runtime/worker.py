@@ -43,6 +43,8 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 # threshold (700) the collector rescans them hundreds of times per batch, measured at over half the sequence
 # stage's time. Our objects are freed by reference counting; the collector only needs to run now and then.
 GC_THRESHOLDS = (100_000, 20, 100)
+PERSIST_SECONDS = 0.005
+"""The local-store writes of a committed checkpoint a loop iteration makes, at most (then the next batch)."""
 HELD_BATCHES = 4
 """Outputs held while a checkpoint drains, in batches' worth of records, before the loop waits for it."""
 
@@ -72,6 +74,8 @@ class Worker:
         self.restoring = False
         self.assigned: set[tuple[str, int]] = set()
         self.last_loop = time.monotonic()
+        self.fetching = self.last_loop
+        """When the current batch's fetch began, or its rebalance callbacks ended (a restore is not a stall)."""
         exactly_once = settings.exactly_once
         self.consumer = Consumer({**settings.consumer_config(group_id), "error_cb": self._kafka_error})
         self.reader = Consumer({**settings.consumer_config(f"{group_id}-restore"), "enable.partition.eof": True})
@@ -82,7 +86,7 @@ class Worker:
         self.producer = self._new_producer()
         self.admin = AdminClient(settings.kafka.librdkafka())
         self.checkpoint = Checkpoint(self.consumer, self.producer, self.watermarks, exactly_once, self.tables,
-                                     committed=self._send_held)
+                                     delivered=self._send_held)
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     def run(self) -> None:
@@ -103,12 +107,13 @@ class Worker:
         next_checkpoint = next_gauges = time.monotonic() + interval
         try:
             while self.running:
-                fetching = time.monotonic()
+                self.fetching = time.monotonic()
                 messages = self._consume()
                 if messages:
-                    self._process(messages, fetching)
+                    self._process(messages)
                 self.last_loop = now = time.monotonic()
                 self.producer.poll(0)
+                self.checkpoint.persist_some(PERSIST_SECONDS)
                 if self.checkpoint.draining is not None and (self.checkpoint.drained()
                                                              or len(self.held) >= self.hold_limit):
                     self._finish_drain()
@@ -157,7 +162,7 @@ class Worker:
         """Stage an output of the batch being processed; `_process` hands the batch's outputs to librdkafka."""
         self.staged.append((topic, value, key, -1 if partition is None else partition, headers))
 
-    def _process(self, messages: list[Message], fetching: float) -> None:
+    def _process(self, messages: list[Message]) -> None:
         self.checkpoint.begin()
         self.staged = []
         groups: dict[Processor, list[Message]] = {}
@@ -169,7 +174,7 @@ class Worker:
             groups.setdefault(self.by_topic[message.topic()], []).append(message)
         for processor, batch in groups.items():
             processor.process(batch, self, self.table)
-        stalled = time.monotonic() - fetching
+        stalled = time.monotonic() - self.fetching
         if stalled > self.stall_limit:
             # Paused (SIGSTOP, a frozen VM) past the session timeout: the group may have given these partitions
             # to another worker, which numbers the same keys from the committed state. Writing this batch could
@@ -222,8 +227,8 @@ class Worker:
             self._checkpoint_step(partial(self.checkpoint.commit, final))
 
     def _finish_drain(self) -> bool:
-        """Finish the draining checkpoint (waiting for the producer if need be; its commit produces the held
-        outputs, `_send_held`); False when it failed (the worker rewound)."""
+        """Finish the draining checkpoint (waiting for the producer if need be; once the outputs before it are
+        delivered, the held ones are produced: `_send_held`); False when it failed (the worker rewound)."""
         return self._checkpoint_step(self.checkpoint.finish_drain)
 
     def _send_held(self) -> None:
@@ -331,11 +336,13 @@ class Worker:
                      seconds=round(time.monotonic() - started, 2))
         finally:
             self.restoring = False
+            self.fetching = time.monotonic()
 
     def _revoked(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         log.info("partitions revoked: checkpointing", partitions=_names(partitions))
         self._checkpoint(final=True)
         self._release(partitions)
+        self.fetching = time.monotonic()
 
     def _lost(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         log.warning("partitions lost (this worker was fenced out of its group): dropping uncommitted work",
@@ -354,7 +361,7 @@ class Worker:
         for key in keys:
             table = self.tables.pop(key, None)
             if table is not None:
-                table.store.close()
+                table.close()
 
     def _store(self, spec: TableSpec, partition: int) -> Store:
         if self.settings.state_store == "memory":

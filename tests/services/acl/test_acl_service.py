@@ -4,6 +4,7 @@ their context; a worker restarted with empty local state continues every key's s
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from pathlib import Path
@@ -153,4 +154,46 @@ def test_restarted_worker_with_empty_state_continues_every_sequence(
     finally:
         acl.stop()
     assert re.search(r"handoff loaded", acl.log_tail(400)) is not None
+    _check(catalog, kafka_bootstrap, schema_registry_url, combined, source, exactly_once=False)
+
+
+def _restores(acl: ServiceProcess) -> list[int]:
+    """The changelog records each of the worker's restores applied, as it logged them."""
+    return [json.loads(line)["changelog_records"] for line in acl.log_tail(400).splitlines()
+            if '"state restored"' in line]
+
+
+def test_a_worker_restarted_on_its_own_state_restores_nothing_it_had_stored(
+    provisioned_catalog: tuple[Path, Catalog], kafka_bootstrap: str, schema_registry_url: str, tmp_path: Path,
+) -> None:
+    """A worker looks its changelogs' ends up only every few seconds; the one that stops records them in its local
+    stores even when its last checkpoint has nothing else to do. Its successor on the same disk then reads no
+    changelog record it already holds (it reread the whole tail since the last lookup: seconds of a backlog)."""
+    catalog_path, catalog = provisioned_catalog
+    source = catalog.sources[0].name
+    env = {**_env(catalog_path, kafka_bootstrap, schema_registry_url, tmp_path, "at_least_once"),
+           "REKEY_STATE_STORE": "rocksdb"}
+    families = len(catalog.sources[0].feeds)
+    first, second, combined = tmp_path / "first.jsonl", tmp_path / "second.jsonl", tmp_path / "all.jsonl"
+
+    group, kafka = env["REKEY_APP_ID"], {"bootstrap.servers": kafka_bootstrap}
+    _generate(kafka_bootstrap, source, first, 1000, seed=9)
+    acl = ServiceProcess("acl", env, tmp_path, name="acl-1").start()
+    try:
+        _wait_drained(acl, len(manifest_expectations(first, source)[0]) * families)
+        wait_drained(kafka, group, [source, f"{group}-sequencing"], 60)  # checkpointed: the ends looked up
+        _generate(kafka_bootstrap, source, second, 1000, seed=10)  # its changelog follows within seconds
+        combined.write_text(first.read_text() + second.read_text())
+        _wait_drained(acl, len(manifest_expectations(combined, source)[0]) * families)
+        wait_drained(kafka, group, [source, f"{group}-sequencing"], 60)  # the last checkpoint has nothing to do
+        acl.terminate()
+    finally:
+        acl.stop()
+
+    acl = ServiceProcess("acl", env, tmp_path, name="acl-2").start()
+    try:
+        restored = sum(wait_until(lambda: _restores(acl), 60, "the restarted worker restored its state"))
+    finally:
+        acl.stop()
+    assert restored == 0, f"the restarted worker reread {restored} changelog records it had stored"
     _check(catalog, kafka_bootstrap, schema_registry_url, combined, source, exactly_once=False)

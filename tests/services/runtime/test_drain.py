@@ -1,5 +1,6 @@
 """An at-least-once checkpoint that drains while the loop goes on: its offsets are committed, and its state
-persisted, only once everything produced before it is delivered; a delivery error commits nothing."""
+persisted, only once everything produced before it is delivered; a delivery error commits nothing. The stores are
+written a slice at a time between batches."""
 
 from __future__ import annotations
 
@@ -70,9 +71,12 @@ def test_offsets_and_state_are_committed_only_once_the_checkpoint_has_drained(pa
 
     _until_drained(checkpoint, producer)
     assert checkpoint.finish_drain() > 0
-    assert (_committed(consumer, source), checkpoint.draining, table.committing) == (5, None, {})
-    assert table.store.get(b"k") is not None and table.get(b"k") == [2]
+    assert (_committed(consumer, source), checkpoint.draining) == (5, None)
     assert checkpoint.offsets == {(source, 0): 6}, "the next checkpoint's offsets were touched"
+
+    assert table.store.get(b"k") is None, "the store is written between batches, not by the commit"
+    checkpoint.persist_some(1.0)
+    assert (table.committing, table.store.get(b"k") is not None, table.get(b"k")) == ({}, True, [2])
 
 
 def test_a_delivery_error_while_draining_commits_nothing_and_abandon_forgets_the_checkpoint(parts) -> None:
@@ -101,26 +105,31 @@ def test_a_final_checkpoint_waits_for_the_producer_at_once(parts) -> None:
     assert table.store.get(b"k") is not None
 
 
-def test_a_drained_checkpoint_reports_its_commit_before_it_writes_the_stores(parts) -> None:
-    """The worker produces the outputs it held while draining as soon as the offsets are committed: they do not
-    wait for the local store's write."""
+def test_a_drained_checkpoint_reports_its_delivery_before_it_commits_and_writes_the_stores(parts) -> None:
+    """The worker produces the outputs it held while draining as soon as the outputs before them are delivered:
+    they wait neither for the offset commit nor for the local store's write."""
     checkpoint, producer, consumer, table, source = parts
-    seen: list[tuple[int, bytes | None]] = []
-    checkpoint.committed = lambda: seen.append((_committed(consumer, source), table.store.get(b"k")))
+    seen: list[tuple[int, int, bytes | None]] = []
+    checkpoint.delivered = lambda: seen.append((len(producer), _committed(consumer, source), table.store.get(b"k")))
+    producer.produce(source, b"an output of the checkpoint", b"k")
     table.put(b"k", [1], 4)
     checkpoint.offsets[(source, 0)] = 5
     checkpoint.commit()
 
     _until_drained(checkpoint, producer)
     checkpoint.finish_drain()
-    assert seen == [(5, None)], "reported before the commit, after the store write, or not once"
-    assert table.store.get(b"k") is not None
+    checkpoint.persist_some(1.0)
+    assert len(seen) == 1, "not reported once"
+    undelivered, committed, stored = seen[0]
+    assert undelivered == 0, "reported before the outputs were delivered"
+    assert committed < 0 and stored is None, "reported after the offset commit or the store write"
+    assert (_committed(consumer, source), table.store.get(b"k") is not None) == (5, True)
 
 
-def test_a_failed_drain_does_not_report_a_commit(parts) -> None:
+def test_a_failed_drain_reports_no_delivery(parts) -> None:
     checkpoint, producer, _consumer, _table, source = parts
     reports: list[None] = []
-    checkpoint.committed = lambda: reports.append(None)
+    checkpoint.delivered = lambda: reports.append(None)
     producer.produce(source, b"undeliverable", b"k", partition=7)
     checkpoint.offsets[(source, 0)] = 5
     checkpoint.commit()
@@ -129,3 +138,19 @@ def test_a_failed_drain_does_not_report_a_commit(parts) -> None:
     with pytest.raises(CheckpointFailed):
         checkpoint.finish_drain()
     assert reports == []
+
+
+def test_a_final_checkpoint_with_nothing_to_commit_records_where_the_changelog_ends(parts) -> None:
+    """Checkpoints look the changelog ends up only now and then; a stopping worker records them even when its last
+    checkpoint has nothing else to do, so that the next owner of its partitions restores nothing it stored."""
+    checkpoint, producer, _consumer, table, source = parts
+    checkpoint.ends_recorded_at = time.monotonic()  # the last lookup was just now: the next ones skip it
+    table.put(b"k", [1], 0)
+    checkpoint.offsets[(source, 0)] = 1
+    checkpoint.commit()
+    _until_drained(checkpoint, producer)
+    checkpoint.finish_drain()  # its changes are queued for the store: the final checkpoint writes them too
+
+    assert checkpoint.commit(final=True) is None, "nothing was left to commit"
+    assert table.store.get(b"k") is not None
+    assert (table.store.changelog_offset(), table.end_recorded) == (1, True)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 import pytest
 from confluent_kafka import Consumer, Producer
 
+from services.runtime import state
 from services.runtime.state import MemoryStore, Table, changelog_ends
 
 KEY = b"org_timeline/org-acme:10"
@@ -35,8 +36,8 @@ def _transactional(bootstrap: str) -> Producer:
     return producer
 
 
-def _restore_in_background(bootstrap: str, changelog: str, committed_input: int,
-                           batched: bool = False) -> tuple[Table, threading.Thread]:
+def _restore_in_background(bootstrap: str, changelog: str, committed_input: int, batched: bool = False,
+                           store: MemoryStore | None = None) -> tuple[Table, threading.Thread]:
     reader = Consumer({"bootstrap.servers": bootstrap, "group.id": f"restore-{uuid.uuid4().hex[:8]}",
                        "isolation.level": "read_committed", "enable.partition.eof": True,
                        "enable.auto.commit": False})
@@ -46,7 +47,7 @@ def _restore_in_background(bootstrap: str, changelog: str, committed_input: int,
         end = changelog_ends(watermarks, [(changelog, 0)])[(changelog, 0)]
     finally:
         watermarks.close()
-    table = Table("seen" if batched else "sequences", changelog, 0, MemoryStore(), batched)
+    table = Table("seen" if batched else "sequences", changelog, 0, store or MemoryStore(), batched)
 
     def restore() -> None:
         try:
@@ -79,6 +80,43 @@ def test_a_restore_waits_for_an_open_transaction_and_applies_it_only_if_committe
     restoring.join(60)
     assert not restoring.is_alive(), "the restore did not end once the transaction was settled"
     assert table.get(KEY) == ([7] if outcome == "committed" else [3])
+
+
+class _WriteLog(MemoryStore):
+    """A memory store that remembers the size and changelog offset of each write."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes: list[tuple[int, int]] = []
+
+    def write(self, changes: dict[bytes, bytes | None], changelog_offset: int) -> None:
+        self.writes.append((len(changes), changelog_offset))
+        super().write(changes, changelog_offset)
+
+
+def test_a_long_restore_writes_the_store_as_it_goes_and_its_changelog_end_last(
+        kafka_bootstrap: str, topic_factory: Callable[..., str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A restore's memory is bounded: it writes what it folded every `RESTORE_WRITE_EVERY` changes, under the
+    store's previous changelog offset (a restore cut off meanwhile starts over from there), the end only last."""
+    monkeypatch.setattr(state, "RESTORE_WRITE_EVERY", 1_000)
+    changelog = topic_factory(partitions=1, prefix="changelog")
+    producer = Producer({"bootstrap.servers": kafka_bootstrap, "linger.ms": 20})
+    writer = Table("sequences", changelog, 0, MemoryStore())
+    for offset in range(30_000):
+        writer.put(f"org-{offset % 5_000}:{offset}".encode(), [offset], offset)
+    for key, value in writer.changelog_records().items():
+        producer.produce(changelog, value, key, 0)
+    producer.flush(10)
+
+    store = _WriteLog()
+    table, restoring = _restore_in_background(kafka_bootstrap, changelog, committed_input=30_000, store=store)
+    restoring.join(60)
+    assert not restoring.is_alive(), "the restore did not end"
+    *during, (_, end) = store.writes
+    assert end == 30_000 and len(during) >= 3 and all(offset == 0 for _, offset in during), store.writes
+    assert [table.get(f"org-{offset % 5_000}:{offset}".encode()) for offset in (0, 14_999, 29_999)] == \
+        [[0], [14_999], [29_999]]
+    assert len(store.data) == 30_000
 
 
 def test_a_batched_table_is_restored_from_its_chunks_and_earlier_per_key_records(

@@ -114,3 +114,42 @@ def test_changes_made_while_a_checkpoint_commits_pend_for_the_next_one(table: Ta
     assert (table.get(b"k"), table.committing) == ([2], {})
     table.discard()
     assert table.get(b"k") == [1], "the committed change was lost with the uncommitted one"
+
+
+@pytest.mark.parametrize("kind", ["memory", "rocksdb"])
+def test_queued_changes_are_written_a_slice_at_a_time_and_read_meanwhile(kind: str, tmp_path: Path) -> None:
+    """A committed checkpoint's changes reach the local store in slices between batches; the changelog offset they
+    reach is written with the last slice, so a store cut off in between only restores more."""
+    store: Store = MemoryStore() if kind == "memory" else RocksStore(tmp_path / "seen" / "0")
+    table = Table("seen", "g-seen-changelog", 0, store)
+    for offset in range(5):
+        table.put(f"k{offset}".encode(), [offset], offset)
+    table.queue_persist(table.seal(), changelog_offset=40)
+
+    assert table.persist_some(2) == 3
+    assert (store.get(b"k0") is not None, store.get(b"k2"), store.changelog_offset()) == (True, None, 0)
+    assert [table.get(f"k{offset}".encode()) for offset in range(5)] == [[0], [1], [2], [3], [4]]
+    assert table.persist_some(2) == 1
+    assert store.changelog_offset() == 0
+    assert table.persist_some(2) == 0
+    assert (store.get(b"k4") is not None, store.changelog_offset(), table.committing) == (True, 40, {})
+    assert table.persist_some(2) == 0, "nothing left to write"
+    store.close()
+
+
+def test_what_is_queued_for_the_store_is_written_before_the_next_seal_or_a_discard(table: Table) -> None:
+    """Queued changes are committed input: the next checkpoint's seal (which replaces what is read as committing)
+    and a rewind's discard write them first; a discard still drops what is uncommitted."""
+    table.put(b"a", [1], 1)
+    table.queue_persist(table.seal(), changelog_offset=None)
+    table.put(b"b", [1], 2)
+    table.seal()
+    assert (table.store.get(b"a") is not None, table.get(b"a"), table.get(b"b")) == (True, [1], [1])
+    table.discard()  # b's checkpoint failed
+
+    table.put(b"c", [1], 3)
+    table.queue_persist(table.seal(), changelog_offset=None)
+    table.put(b"d", [1], 4)
+    table.discard()
+    assert [table.get(key) for key in (b"a", b"b", b"c", b"d")] == [[1], None, [1], None]
+    assert table.end_recorded is False, "changes were written without the changelog's end"
