@@ -11,9 +11,9 @@ Each pipeline gets its own source topic holding the same N generated events (sam
 Pipelines: `rekey run acl` (RocksDB state) with the bench source feeding one family, then both families of the
 demo catalog, then one family under exactly-once; `passthrough` (confluent-kafka consume -> translate + route ->
 produce, the ceiling) and `faust group_by` (plain faust re-key, no sequencing; needs the `bench` extra).
-A warm-up run of the 1-family ACL on a backlog of its own goes first and is not reported: the broker's JVM is
-new with the stack and compiles as it goes. The run ends with `shared` translate + route per event in this
-process, then one JSON line of the figures.
+A warm-up run of the 1-family ACL (backlog and paced phase, events of its own) goes first and is not reported:
+the broker's JVM is new with the stack and compiles as it goes. The run ends with `shared` translate + route per
+event in this process, then one JSON line of the figures.
 """
 
 from __future__ import annotations
@@ -410,10 +410,11 @@ def _pipelines(stack: DemoStack, workdir: Path) -> list[_Pipeline]:
                                       "REKEY_DATA_DIR": str(workdir / "state")}, workdir, None)
 
     pipelines = [
-        # Not reported: the broker's JVM starts with the stack and compiles its hot paths (C2 took half a core
-        # for the first minute); whichever pipeline ran first measured that too.
+        # Not reported: the broker's JVM starts with the stack and compiles its hot paths as they come (C2 took
+        # half a core in the first pipeline's backlog, and a broker thread a whole core for the first 10 s of its
+        # paced phase), so whichever pipeline ran first measured that too. Both phases, like a pipeline's.
         _Pipeline(WARMUP, "warm-up (rekey ACL, 1 family; not reported)", SOURCE, first_outputs,
-                  rekey("warm-up", one_family), 1, seed=41, events=WARMUP_EVENTS, paced=False),
+                  rekey("warm-up", one_family), 1, seed=41, events=WARMUP_EVENTS),
         _Pipeline("rekey_1_family", "rekey ACL, 1 family", SOURCE, first_outputs, rekey("one-family", one_family), 1,
                   seed=42),
         _Pipeline("rekey_2_families", "rekey ACL, 2 families", SOURCE, domain, rekey("two-families", common), 2,
