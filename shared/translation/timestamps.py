@@ -97,7 +97,13 @@ def _epoch(number: int | float, name: str, encoding: TimeEncoding) -> int:
                     else TimeEncoding.EPOCH_US if magnitude < 1e17 else TimeEncoding.EPOCH_NS)
     units, per = _UNITS_PER_MS[encoding]
     # Integers exactly; a float rounded to nanoseconds first, so that 1.001 s is 1001 ms, not 1000.9999...
-    millis = number * per // units if isinstance(number, int) else math.floor(round(number * per / units, 6))
+    if isinstance(number, int):
+        millis = number * per // units
+    else:
+        scaled = number * per / units
+        if not _MIN_MS - 1 <= scaled <= _MAX_MS + 1:  # also a float scaled past its maximum: infinity
+            _bad(name, number, f"is out of range as {encoding.value}")
+        millis = math.floor(round(scaled, 6))
     if not _MIN_MS <= millis <= _MAX_MS:
         _bad(name, number, f"is out of range as {encoding.value}")
     return millis

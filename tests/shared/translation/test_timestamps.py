@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from shared.translation.fields import Invalid
@@ -70,6 +70,7 @@ def test_a_bad_time_is_a_poison_pill_naming_the_field(value: object, encoding: T
     assert problem in pill.message
 
 
+@example(1.797693134862316e305, TimeEncoding.EPOCH_S)  # scaled to milliseconds, a float past its maximum
 @given(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=40), st.sampled_from(TimeEncoding))
 def test_any_value_is_a_time_or_a_poison_pill(value: object, encoding: TimeEncoding) -> None:
     try:
