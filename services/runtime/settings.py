@@ -67,6 +67,11 @@ class RuntimeSettings(ServiceSettings):
             "topic.metadata.refresh.interval.ms": 5_000,
             # Prefetch: 16 MB is still several batches of typical records, and a worker's memory stays small.
             "queued.max.messages.kbytes": 16_384,
+            # One fetch response may overshoot that by its whole size, decompressed: 50 MB of lz4 batches by
+            # default (measured: 113 MB of librdkafka buffers at the peak of a backlog). 4 MB per fetch kept the
+            # throughput and took 41 MB off the peak RSS.
+            "fetch.max.bytes": 4 * 1024 * 1024,
+            "max.partition.fetch.bytes": 512 * 1024,
         }
 
     def producer_config(self, transactional_id: str | None) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from services.runtime.state import (
     Table,
     changelog_entries,
     fold_changelog,
+    rocks_options,
 )
 
 
@@ -153,3 +154,19 @@ def test_what_is_queued_for_the_store_is_written_before_the_next_seal_or_a_disca
     table.discard()
     assert [table.get(key) for key in (b"a", b"b", b"c", b"d")] == [[1], None, [1], None]
     assert table.end_recorded is False, "changes were written without the changelog's end"
+
+
+def test_a_reopened_rocksdb_store_keeps_the_shared_memory_budget(tmp_path: Path) -> None:
+    """A restarted worker reopens its stores: they must still use the process's one block cache (and charge
+    their memtables to it), not a cache of their own per store."""
+    options = rocks_options(32)
+    store = RocksStore(tmp_path / "store", options)
+    store.write({b"k%06d" % n: b"v" * 60 for n in range(20_000)}, 7)
+    store.close()
+
+    reopened = RocksStore(tmp_path / "store", options)
+    for n in range(20_000):
+        assert reopened.get(b"k%06d" % n) == b"v" * 60
+    assert int(reopened.db.property_value("rocksdb.block-cache-capacity")) == 32 * 1024 * 1024
+    assert reopened.changelog_offset() == 7
+    reopened.close()
