@@ -17,8 +17,8 @@ class RuntimeSettings(ServiceSettings):
                                   "directory when unset, so a restarted worker fences its own previous incarnation.")
     state_store: Literal["memory", "rocksdb"] = "rocksdb"
     state_memory_mb: int = Field(
-        default=64, ge=8, description="RocksDB memory of a worker, all its stores together (block cache and "
-                                      "memtables); state beyond it lives on disk.")
+        default=32, ge=8, description="RocksDB memory of a worker, all its stores together (block cache and "
+                                      "memtables); state beyond it lives on disk (and the OS page cache).")
     internal_partitions: int = Field(default=8, ge=1, description="Partitions of the sequencing topic.")
     internal_replication_factor: int = Field(default=1, ge=1)
     dedupe_horizon_hours: float = Field(
@@ -28,7 +28,11 @@ class RuntimeSettings(ServiceSettings):
         default=None, ge=50, le=60_000,
         description="Checkpoint every this often; default 1000 at-least-once, 200 exactly-once (outputs become "
                     "readable at the commit of their transaction, so the interval bounds their latency).")
-    batch_size: int = Field(default=10_000, ge=1, le=1_000_000, description="Records per consume() call.")
+    batch_size: int = Field(
+        default=5_000, ge=1, le=1_000_000,
+        description="Records per consume() call. The worker's memory grows with it (a batch's records, outputs and "
+                    "the state they change): 10,000 was 4% faster than 5,000 with 1,000,000 state keys and held 51 "
+                    "MB more at the peak.")
     poll_timeout_ms: int = Field(default=100, ge=1, le=5_000, description="Longest wait of one consume() call.")
     transaction_timeout_ms: int = Field(
         default=60_000, ge=1_000, description="Exactly-once: how long a dead worker's open transaction may hold "

@@ -111,6 +111,7 @@ class Worker:
                 messages = self._consume()
                 if messages:
                     self._process(messages)
+                del messages  # else the next batch is fetched while this one is still held: two batches in memory
                 self.last_loop = now = time.monotonic()
                 self.producer.poll(0)
                 self.checkpoint.persist_some(PERSIST_SECONDS)
