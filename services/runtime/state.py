@@ -214,9 +214,11 @@ class Table:
         self.changelog = changelog
         self.partition = partition
         self.store = store
-        self.pending: dict[bytes, tuple[int, list[Any]]] = {}
-        """Changes since the last checkpoint: key -> (input offset, value)."""
-        self.committing: dict[bytes, tuple[int, list[Any]]] = {}
+        self.pending: dict[bytes, bytes] = {}
+        """Changes since the last checkpoint, as stored: key -> msgpack `[input_offset, *value]`. Encoded as they
+        are put, not at the checkpoint: one bytes object per change holds a third of the memory of a tuple and a
+        list, and the checkpoint, which stops the loop, has nothing left to encode."""
+        self.committing: dict[bytes, bytes] = {}
         """The changes of a checkpoint under way (`seal`), read until they are persisted or discarded."""
         self.unwritten: list[tuple[bytes, bytes]] = []
         """Committed changes queued for the local store (`queue_persist`), written from `written` on."""
@@ -227,28 +229,24 @@ class Table:
         it): a final checkpoint looks the end up, so that the next owner restores nothing already stored."""
 
     def get(self, key: bytes) -> list[Any] | None:
-        change = self.pending.get(key) or self.committing.get(key)
-        if change is not None:
-            return change[1]
-        raw = self.store.get(key)
+        raw = self.pending.get(key) or self.committing.get(key) or self.store.get(key)
         return None if raw is None else _decode(raw)[1:]  # type: ignore[no-any-return]
 
     def put(self, key: bytes, value: list[Any], offset: int) -> None:
         """Set `key` to `value` as of processing the input record at `offset`."""
-        self.pending[key] = (offset, value)
+        self.pending[key] = _encode([offset, *value])
 
     def changelog_records(self) -> dict[bytes, bytes]:
         """The pending changes as changelogged (and stored) values, msgpack `[input_offset, *value]`."""
-        return {key: _encode([offset, *value]) for key, (offset, value) in self.pending.items()}
+        return dict(self.pending)
 
     def seal(self) -> dict[bytes, bytes]:
         """Start committing the pending changes: return them as `changelog_records()`; they stay readable (as
         `committing`) until `persist` or `discard`, and later changes pend anew. The previous checkpoint's
         changes still queued for the store are written first."""
         self.persist_rest()
-        records = self.changelog_records()
         self.committing, self.pending = self.pending, {}
-        return records
+        return self.committing
 
     def changelog_messages(self, records: dict[bytes, bytes]) -> list[tuple[bytes, bytes]]:
         """The (key, value) records a checkpoint produces to the changelog for `records` (`changelog_records()`)."""
