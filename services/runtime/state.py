@@ -236,12 +236,8 @@ class Table:
         """Set `key` to `value` as of processing the input record at `offset`."""
         self.pending[key] = _encode([offset, *value])
 
-    def changelog_records(self) -> dict[bytes, bytes]:
-        """The pending changes as changelogged (and stored) values, msgpack `[input_offset, *value]`."""
-        return dict(self.pending)
-
     def seal(self) -> dict[bytes, bytes]:
-        """Start committing the pending changes: return them as `changelog_records()`; they stay readable (as
+        """Start committing the pending changes: return them (key -> stored value); they stay readable (as
         `committing`) until `persist` or `discard`, and later changes pend anew. The previous checkpoint's
         changes still queued for the store are written first."""
         self.persist_rest()
@@ -249,7 +245,7 @@ class Table:
         return self.committing
 
     def changelog_messages(self, records: dict[bytes, bytes]) -> list[tuple[bytes, bytes]]:
-        """The (key, value) records a checkpoint produces to the changelog for `records` (`changelog_records()`)."""
+        """The (key, value) records a checkpoint produces to the changelog for `records` (what `seal` returned)."""
         if not self.batched:
             return list(records.items())
         messages: list[tuple[bytes, bytes]] = []

@@ -24,7 +24,7 @@ def _checkpoint(producer: Producer, changelog: str, sequence: int, input_offset:
     """Produce one changelog record as a checkpoint does: the key's sequence as of `input_offset`."""
     writer = Table("sequences", changelog, 0, MemoryStore())
     writer.put(KEY, [sequence], input_offset)
-    for key, value in writer.changelog_records().items():
+    for key, value in writer.pending.items():
         producer.produce(changelog, value, key, 0)
     producer.flush(10)
 
@@ -104,7 +104,7 @@ def test_a_long_restore_writes_the_store_as_it_goes_and_its_changelog_end_last(
     writer = Table("sequences", changelog, 0, MemoryStore())
     for offset in range(30_000):
         writer.put(f"org-{offset % 5_000}:{offset}".encode(), [offset], offset)
-    for key, value in writer.changelog_records().items():
+    for key, value in writer.pending.items():
         producer.produce(changelog, value, key, 0)
     producer.flush(10)
 
@@ -126,12 +126,12 @@ def test_a_batched_table_is_restored_from_its_chunks_and_earlier_per_key_records
     producer = Producer({"bootstrap.servers": kafka_bootstrap})
     writer = Table("seen", changelog, 0, MemoryStore(), batched=True)
     writer.put(b"org-acme:1|event-0", [1, "src/0/0"], 0)
-    for key, value in writer.changelog_records().items():  # the record an earlier release wrote for the entry
+    for key, value in writer.pending.items():  # the record an earlier release wrote for the entry
         producer.produce(changelog, value, key, 0)
     writer.discard()
     for offset in range(1, 6_000):
         writer.put(_seen_key(offset), [offset, f"src/0/{offset}"], offset)
-    messages = writer.changelog_messages(writer.changelog_records())
+    messages = writer.changelog_messages(writer.pending)
     for key, value in messages:
         producer.produce(changelog, value, key, 0)
     producer.flush(10)

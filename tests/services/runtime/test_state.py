@@ -20,7 +20,7 @@ from services.runtime.state import (
 
 def _value(table: Table, value: list[object], offset: int) -> bytes:
     table.put(b"probe", value, offset)
-    record = table.changelog_records()[b"probe"]
+    record = table.pending[b"probe"]
     table.discard()
     return record
 
@@ -84,7 +84,7 @@ def test_a_batched_table_changelogs_a_checkpoint_in_few_records_that_restore_eve
     table = Table("seen", "g-seen-changelog", 0, MemoryStore(), batched=True)
     for offset in range(20_000):
         table.put(f"org-acme:{offset % 97}|event-{offset}".encode(), [offset // 97 + 1, f"src/0/{offset}"], offset)
-    records = table.changelog_records()
+    records = dict(table.pending)
     messages = table.changelog_messages(records)
     assert 1 < len(messages) < len(records) // 1000
     assert all(len(value) < CHUNK_BYTES + 1024 for _key, value in messages)
@@ -101,7 +101,7 @@ def test_a_batched_table_changelogs_a_checkpoint_in_few_records_that_restore_eve
 def test_a_per_key_table_changelogs_one_record_per_changed_key(table: Table) -> None:
     table.put(b"a", [1], 1)
     table.put(b"b", [4], 2)
-    records = table.changelog_records()
+    records = dict(table.pending)
     assert table.changelog_messages(records) == list(records.items())
     assert changelog_entries(b"a", records[b"a"]) == [(b"a", records[b"a"])]
 
@@ -110,7 +110,7 @@ def test_changes_made_while_a_checkpoint_commits_pend_for_the_next_one(table: Ta
     table.put(b"k", [1], 1)
     committing = table.seal()
     table.put(b"k", [2], 2)
-    assert (table.get(b"k"), list(table.changelog_records())) == ([2], [b"k"])
+    assert (table.get(b"k"), list(table.pending)) == ([2], [b"k"])
     table.persist(committing, changelog_offset=0)
     assert (table.get(b"k"), table.committing) == ([2], {})
     table.discard()
