@@ -45,6 +45,8 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 GC_THRESHOLDS = (100_000, 20, 100)
 PERSIST_SECONDS = 0.005
 """The local-store writes of a committed checkpoint a loop iteration makes, at most (then the next batch)."""
+SLOW_LOOP = 0.25
+"""A loop iteration (after its fetch) longer than this is logged: a full batch takes about 150 ms."""
 HELD_BATCHES = 4
 """Outputs held while a checkpoint drains, in batches' worth of records, before the loop waits for it."""
 
@@ -109,6 +111,7 @@ class Worker:
             while self.running:
                 self.fetching = time.monotonic()
                 messages = self._consume()
+                fetched, records = time.monotonic(), len(messages)
                 if messages:
                     self._process(messages)
                 del messages  # else the next batch is fetched while this one is still held: two batches in memory
@@ -124,6 +127,8 @@ class Worker:
                 if now >= next_gauges:
                     self._export_lag()
                     next_gauges = now + GAUGES_EVERY
+                if time.monotonic() - fetched > SLOW_LOOP:
+                    self._log_slow_loop(fetched, now, records)
             self._checkpoint(final=True)
         finally:
             self.consumer.close()  # revokes (a last checkpoint) and leaves the group at once
@@ -131,6 +136,14 @@ class Worker:
             self._close_tables(list(self.tables))
             health.stop()
         log.info("worker stopped", service=self.service)
+
+    @staticmethod
+    def _log_slow_loop(fetched: float, processed: float, records: int) -> None:
+        """One loop that held its records' successors back for long: processing the batch, or what followed it
+        (the producer's reports, store writes, a checkpoint). A slow checkpoint also logs its own phases;
+        this names the rest (a slow second of latency with no slow checkpoint)."""
+        log.warning("slow loop", seconds=round(time.monotonic() - fetched, 3), records=records,
+                    process=round(processed - fetched, 3), after_process=round(time.monotonic() - processed, 3))
 
     def ready(self) -> bool:
         # From the rebalance callbacks, not `consumer.assignment()`: the probe runs on the HTTP thread, where a
