@@ -228,7 +228,7 @@ class Checkpoint:
         """Write the committed changes queued for the local stores, a slice at a time, for about `seconds`."""
         deadline = time.monotonic() + seconds
         for table in self.tables.values():
-            while table.persist_some(PERSIST_SLICE):
+            while table.persist_slice(PERSIST_SLICE):
                 if time.monotonic() >= deadline:
                     return
 

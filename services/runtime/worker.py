@@ -127,8 +127,9 @@ class Worker:
                 if now >= next_gauges:
                     self._export_lag()
                     next_gauges = now + GAUGES_EVERY
-                if time.monotonic() - fetched > SLOW_LOOP:
-                    self._log_slow_loop(fetched, now, records)
+                ended = time.monotonic()
+                if ended - fetched > SLOW_LOOP:
+                    self._log_slow_loop(fetched, now, ended, records)
             self._checkpoint(final=True)
         finally:
             self.consumer.close()  # revokes (a last checkpoint) and leaves the group at once
@@ -138,12 +139,12 @@ class Worker:
         log.info("worker stopped", service=self.service)
 
     @staticmethod
-    def _log_slow_loop(fetched: float, processed: float, records: int) -> None:
+    def _log_slow_loop(fetched: float, processed: float, ended: float, records: int) -> None:
         """One loop that held its records' successors back for long: processing the batch, or what followed it
         (the producer's reports, store writes, a checkpoint). A slow checkpoint also logs its own phases;
         this names the rest (a slow second of latency with no slow checkpoint)."""
-        log.warning("slow loop", seconds=round(time.monotonic() - fetched, 3), records=records,
-                    process=round(processed - fetched, 3), after_process=round(time.monotonic() - processed, 3))
+        log.warning("slow loop", seconds=round(ended - fetched, 3), records=records,
+                    process=round(processed - fetched, 3), after_process=round(ended - processed, 3))
 
     def ready(self) -> bool:
         # From the rebalance callbacks, not `consumer.assignment()`: the probe runs on the HTTP thread, where a
@@ -179,13 +180,19 @@ class Worker:
     def _process(self, messages: list[Message]) -> None:
         self.checkpoint.begin()
         self.staged = []
-        groups: dict[Processor, list[Message]] = {}
+        by_topic: dict[str, list[Message]] = {}
+        last_offsets: dict[tuple[str, int], int] = {}
         for message in messages:
             error = message.error()
             if error is not None:
                 log.warning("consumer error", topic=message.topic(), partition=message.partition(), error=str(error))
                 continue
-            groups.setdefault(self.by_topic[message.topic()], []).append(message)
+            topic = message.topic()
+            by_topic.setdefault(topic, []).append(message)
+            last_offsets[(topic, message.partition())] = message.offset()
+        groups: dict[Processor, list[Message]] = {}
+        for topic, batch in by_topic.items():
+            groups.setdefault(self.by_topic[topic], []).extend(batch)
         for processor, batch in groups.items():
             processor.process(batch, self, self.table)
         stalled = time.monotonic() - self.fetching
@@ -198,16 +205,12 @@ class Worker:
             self.staged = []
             self._rewind()
             return
-        consumed: Counter[str] = Counter()
         offsets = self.checkpoint.offsets
-        for message in messages:
-            if message.error() is None:
-                topic = message.topic()
-                consumed[topic] += 1
-                offsets[(topic, message.partition())] = message.offset() + 1
+        for position, offset in last_offsets.items():
+            offsets[position] = offset + 1
         self._send(self.staged)
-        for topic, count in consumed.items():
-            CONSUMED.labels(self.service, topic).inc(count)
+        for topic, batch in by_topic.items():
+            CONSUMED.labels(self.service, topic).inc(len(batch))
 
     def _send(self, outputs: list[Output]) -> None:
         """Hand outputs to librdkafka; while a checkpoint drains they are held: a record produced now would have

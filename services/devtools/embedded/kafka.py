@@ -197,11 +197,14 @@ class KafkaCluster:
         (directory / "server.properties").write_text(self._properties(node_id))
         (directory / "log4j2.properties").write_text(_LOG4J2.format(log=self.server_log(node_id)))
 
-    def _java(self, node_id: int, main: str, *args: str) -> list[str]:
+    def _java(self, node_id: int, main: str, *args: str, gc_log: bool = False) -> list[str]:
         java = maven.require_java()
         jars = maven.resolve(f"kafka-{maven.KAFKA_VERSION}")
         log4j = self.node_dir(node_id) / "log4j2.properties"
-        return [java, *JVM_OPTS, f"-Dlog4j2.configurationFile={log4j}", "-cp", f"{jars}/*", main, *args]
+        # As kafka-server-start.sh does (-loggc): the pauses, to tell a broker's stall from the client's.
+        gc_file = self.node_dir(node_id) / "gc.log"
+        gc = [f"-Xlog:gc:file={gc_file}:time,uptime:filecount=2,filesize=20M"] if gc_log else []
+        return [java, *JVM_OPTS, *gc, f"-Dlog4j2.configurationFile={log4j}", "-cp", f"{jars}/*", main, *args]
 
     def _format(self, node_id: int) -> None:
         if (self.node_dir(node_id) / "data" / "meta.properties").exists():
@@ -241,7 +244,7 @@ class KafkaCluster:
         self._format(node_id)
         with (self.node_dir(node_id) / "stdout.log").open("ab") as out:
             process = subprocess.Popen(
-                self._java(node_id, "kafka.Kafka", str(self.node_dir(node_id) / "server.properties")),
+                self._java(node_id, "kafka.Kafka", str(self.node_dir(node_id) / "server.properties"), gc_log=True),
                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
                 preexec_fn=processes.terminate_with_parent if self.die_with_caller else None,
             )

@@ -127,14 +127,14 @@ def test_queued_changes_are_written_a_slice_at_a_time_and_read_meanwhile(kind: s
         table.put(f"k{offset}".encode(), [offset], offset)
     table.queue_persist(table.seal(), changelog_offset=40)
 
-    assert table.persist_some(2) == 3
+    assert table.persist_slice(2) == 3
     assert (store.get(b"k0") is not None, store.get(b"k2"), store.changelog_offset()) == (True, None, 0)
     assert [table.get(f"k{offset}".encode()) for offset in range(5)] == [[0], [1], [2], [3], [4]]
-    assert table.persist_some(2) == 1
+    assert table.persist_slice(2) == 1
     assert store.changelog_offset() == 0
-    assert table.persist_some(2) == 0
+    assert table.persist_slice(2) == 0
     assert (store.get(b"k4") is not None, store.changelog_offset(), table.committing) == (True, 40, {})
-    assert table.persist_some(2) == 0, "nothing left to write"
+    assert table.persist_slice(2) == 0, "nothing left to write"
     store.close()
 
 
@@ -169,4 +169,26 @@ def test_a_reopened_rocksdb_store_keeps_the_shared_memory_budget(tmp_path: Path)
         assert reopened.get(b"k%06d" % n) == b"v" * 60
     assert int(reopened.db.property_value("rocksdb.block-cache-capacity")) == 32 * 1024 * 1024
     assert reopened.changelog_offset() == 7
+    reopened.close()
+
+
+def test_a_store_written_before_universal_compaction_reopens_with_its_data(tmp_path: Path) -> None:
+    """Stores of a release before 2026-11-26 (Snappy, leveled compaction, files compacted down to the last level)
+    open with today's options (no compression, universal compaction), keep every key and take new writes."""
+    from rocksdict import DBCompactionStyle, DBCompressionType
+
+    older = rocks_options(16)
+    older.set_compression_type(DBCompressionType.snappy())
+    older.set_compaction_style(DBCompactionStyle.level())
+    store = RocksStore(tmp_path / "store", older)
+    store.write({b"k%06d" % n: b"v" * 60 for n in range(20_000)}, 7)
+    store.db.compact_range(None, None)
+    store.close()
+
+    reopened = RocksStore(tmp_path / "store", rocks_options(16))
+    assert "kCompactionStyleUniversal" in (tmp_path / "store" / "LOG").read_text()
+    reopened.write({b"k%06d" % n: b"w" * 60 for n in range(0, 20_000, 2)}, 8)
+    for n in range(20_000):
+        assert reopened.get(b"k%06d" % n) == (b"w" if n % 2 == 0 else b"v") * 60
+    assert reopened.changelog_offset() == 8
     reopened.close()
