@@ -121,6 +121,8 @@ class Worker:
                 if self.checkpoint.draining is not None and (self.checkpoint.drained()
                                                              or len(self.held) >= self.hold_limit):
                     self._finish_drain()
+                if self.checkpoint.offsets_committed():
+                    self._finish_commit()
                 if now >= next_checkpoint:
                     self._checkpoint()
                     next_checkpoint = time.monotonic() + interval
@@ -240,13 +242,19 @@ class Worker:
         return self.tables[(name, partition)]
 
     def _checkpoint(self, final: bool = False) -> None:
-        if self.checkpoint.draining is None or self._finish_drain():
+        if ((self.checkpoint.draining is None or self._finish_drain())
+                and (self.checkpoint.committing is None or self._finish_commit())):
             self._checkpoint_step(partial(self.checkpoint.commit, final))
 
     def _finish_drain(self) -> bool:
         """Finish the draining checkpoint (waiting for the producer if need be; once the outputs before it are
         delivered, the held ones are produced: `_send_held`); False when it failed (the worker rewound)."""
         return self._checkpoint_step(self.checkpoint.finish_drain)
+
+    def _finish_commit(self) -> bool:
+        """Finish the checkpoint whose offsets are being committed (waiting for the commit if need be); False when
+        it was refused (the worker rewound)."""
+        return self._checkpoint_step(self.checkpoint.finish_commit)
 
     def _send_held(self) -> None:
         held, self.held = self.held, []

@@ -1,6 +1,7 @@
 """An at-least-once checkpoint that drains while the loop goes on: its offsets are committed, and its state
-persisted, only once everything produced before it is delivered; a delivery error commits nothing. The stores are
-written a slice at a time between batches."""
+persisted, only once everything produced before it is delivered; a delivery error commits nothing. The offsets are
+committed on a helper thread, and the stores written (a slice at a time between batches) only once that commit
+succeeded."""
 
 from __future__ import annotations
 
@@ -33,6 +34,13 @@ def _until_drained(checkpoint: Checkpoint, producer: Producer, seconds: float = 
     while not checkpoint.drained():
         assert time.monotonic() < deadline, "the checkpoint never drained"
         producer.poll(0.05)
+
+
+def _until_committed(checkpoint: Checkpoint, seconds: float = 30.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not checkpoint.offsets_committed():
+        assert time.monotonic() < deadline, "the offset commit never returned"
+        time.sleep(0.01)
 
 
 @pytest.fixture
@@ -70,8 +78,12 @@ def test_offsets_and_state_are_committed_only_once_the_checkpoint_has_drained(pa
     checkpoint.offsets[(source, 0)] = 6
 
     _until_drained(checkpoint, producer)
-    assert checkpoint.finish_drain() > 0
-    assert (_committed(consumer, source), checkpoint.draining) == (5, None)
+    assert checkpoint.finish_drain() is None, "the offsets are committed off the loop"
+    assert (checkpoint.draining, checkpoint.committing is not None) == (None, True)
+    _until_committed(checkpoint)
+    assert table.store.get(b"k") is None, "the store is written once the commit is known to have succeeded"
+    assert checkpoint.finish_commit() > 0
+    assert (_committed(consumer, source), checkpoint.committing) == (5, None)
     assert checkpoint.offsets == {(source, 0): 6}, "the next checkpoint's offsets were touched"
 
     assert table.store.get(b"k") is None, "the store is written between batches, not by the commit"
@@ -118,6 +130,7 @@ def test_a_drained_checkpoint_reports_its_delivery_before_it_commits_and_writes_
 
     _until_drained(checkpoint, producer)
     checkpoint.finish_drain()
+    checkpoint.finish_commit()
     checkpoint.persist_some(1.0)
     assert len(seen) == 1, "not reported once"
     undelivered, committed, stored = seen[0]
@@ -149,8 +162,41 @@ def test_a_final_checkpoint_with_nothing_to_commit_records_where_the_changelog_e
     checkpoint.offsets[(source, 0)] = 1
     checkpoint.commit()
     _until_drained(checkpoint, producer)
-    checkpoint.finish_drain()  # its changes are queued for the store: the final checkpoint writes them too
+    checkpoint.finish_drain()
+    checkpoint.finish_commit()  # its changes are queued for the store: the final checkpoint writes them too
 
     assert checkpoint.commit(final=True) is None, "nothing was left to commit"
     assert table.store.get(b"k") is not None
     assert (table.store.changelog_offset(), table.end_recorded) == (1, True)
+
+
+def test_a_refused_offset_commit_writes_no_store_and_abandon_forgets_its_changes(parts) -> None:
+    checkpoint, producer, _consumer, table, _source = parts
+    table.put(b"k", [1], 4)
+    checkpoint.offsets[(f"rekey-no-such-topic-{uuid.uuid4().hex[:8]}", 0)] = 5  # the group refuses the commit
+    checkpoint.commit()
+    _until_drained(checkpoint, producer)
+    checkpoint.finish_drain()
+
+    _until_committed(checkpoint)
+    with pytest.raises(CheckpointFailed, match="offset commit refused"):
+        checkpoint.finish_commit()
+    checkpoint.abandon()
+    assert (table.get(b"k"), table.store.get(b"k")) == (None, None)
+
+
+def test_a_rewind_while_the_offsets_are_being_committed_keeps_what_they_committed(parts) -> None:
+    """The loop may rewind (a later delivery error, a stall) before it has seen the commit return: the state of
+    the committed input is kept, the changes made since are dropped."""
+    checkpoint, producer, consumer, table, source = parts
+    table.put(b"k", [1], 4)
+    checkpoint.offsets[(source, 0)] = 5
+    checkpoint.commit()
+    _until_drained(checkpoint, producer)
+    checkpoint.finish_drain()
+    table.put(b"k", [2], 5)  # processed after the checkpoint: uncommitted
+
+    checkpoint.abandon()
+    assert (checkpoint.committing, _committed(consumer, source)) == (None, 5)
+    assert (table.get(b"k"), table.pending, table.committing) == ([1], {}, {})
+    assert table.store.get(b"k") is not None
