@@ -158,6 +158,8 @@ class Checkpoint:
         self.committing: _OffsetCommit | None = None
         """At-least-once: a drained checkpoint whose offsets are being committed; its stores are written once they
         are (`offsets_committed`, `finish_commit`)."""
+        self.folded: list[dict[Table, dict[bytes, bytes]]] = []
+        """The changes of checkpoints whose offsets the coming final checkpoint commits again (`fold_commit`)."""
 
     def use(self, producer: Producer) -> None:
         """Continue with a new producer (the previous one failed for good or is stuck)."""
@@ -256,10 +258,26 @@ class Checkpoint:
         commit.drain.blocked += time.monotonic() - entered
         return self._persist(commit.drain, final=False)
 
+    def fold_commit(self) -> None:
+        """Let the coming final checkpoint commit the offsets being committed on the helper thread once more, and
+        write their changes before its own, instead of waiting for that commit: in a rebalance callback librdkafka
+        may answer it only once the callback has returned. A late answer changes nothing: at-least-once, offsets
+        committed again (or even set back by it) only make input be read again, and a restore applies only what
+        lies below the committed offsets."""
+        commit, self.committing = self.committing, None
+        assert commit is not None, "no offsets are being committed"
+        for tp in commit.drain.offsets:
+            self.offsets.setdefault((tp.topic, tp.partition), tp.offset)
+        self.folded.append(commit.drain.records)
+
     def _persist(self, drain: _Drain, final: bool) -> float:
         """Queue the committed changes of `drain` for the stores (write them at once if `final`), with where the
         changelogs end when it is time to record that."""
         committed = time.monotonic()
+        for records in self.folded:  # committed with `drain`'s offsets: older than its changes
+            for table, changes in records.items():
+                table.persist(changes, None)
+        self.folded = []
         ends: dict[Table, int] = {}
         if final or committed - self.ends_recorded_at >= CHANGELOG_ENDS_EVERY:
             ends = self._changelog_ends(list(drain.records))
@@ -361,8 +379,10 @@ class Checkpoint:
             raise CheckpointFailed("this worker is no longer a member of its group (its session timed out)")
         return metadata
 
-    def abandon(self) -> None:
-        """Drop uncommitted work: abort the open transaction, forget pending state, offsets and failures.
+    def abandon(self, wait_for_commit: bool = True) -> None:
+        """Drop uncommitted work: abort the open transaction, forget pending state, offsets and failures. Offsets
+        being committed are waited for, and their changes kept if they were; `wait_for_commit=False` (partitions
+        lost: their tables are closed, and restored from the changelogs by their next owner) drops those too.
         Raises `ProducerStuck` (nothing dropped yet) when the producer can take no call, and `KafkaException` when
         it failed for good: replace it (`use`)."""
         if self.unusable is not None:
@@ -370,11 +390,13 @@ class Checkpoint:
         if self.committing is not None:
             commit, self.committing = self.committing, None
             try:
-                commit.wait()
-                for table, changes in commit.drain.records.items():  # committed input: kept (`discard` writes them)
-                    table.queue_persist(changes, None)
+                if wait_for_commit:
+                    commit.wait()
+                    for table, changes in commit.drain.records.items():  # committed input: kept (`discard` writes)
+                        table.queue_persist(changes, None)
             except CheckpointFailed:
                 pass  # not committed: its changes go with the rest
+        self.folded = []
         if self.in_transaction:
             try:
                 self.producer.abort_transaction(TIMEOUT)

@@ -242,9 +242,17 @@ class Worker:
         return self.tables[(name, partition)]
 
     def _checkpoint(self, final: bool = False) -> None:
-        if ((self.checkpoint.draining is None or self._finish_drain())
-                and (self.checkpoint.committing is None or self._finish_commit())):
-            self._checkpoint_step(partial(self.checkpoint.commit, final))
+        """Finish the checkpoint under way, then take the next; a final one (revocation, stop) waits for nothing on
+        another thread: it commits the offsets still being committed itself (`fold_commit`)."""
+        if self.checkpoint.draining is not None and not self._checkpoint_step(
+                partial(self.checkpoint.finish_drain, final)):
+            return
+        if self.checkpoint.committing is not None:
+            if final and not self.checkpoint.offsets_committed():
+                self.checkpoint.fold_commit()
+            elif not self._finish_commit():
+                return
+        self._checkpoint_step(partial(self.checkpoint.commit, final))
 
     def _finish_drain(self) -> bool:
         """Finish the draining checkpoint (waiting for the producer if need be; once the outputs before it are
@@ -290,13 +298,13 @@ class Worker:
                 log.warning("cannot rewind a partition", partition=f"{tp.topic}[{tp.partition}]",
                             error=str(error.args[0]))
 
-    def _abandon(self) -> None:
-        """Drop pending state, processed offsets, held outputs and the open transaction.
+    def _abandon(self, wait_for_commit: bool = True) -> None:
+        """Drop pending state, processed offsets, held outputs and the open transaction (`Checkpoint.abandon`).
 
         A producer that can no longer abort (fenced, failed for good, or stuck in a call) is replaced: a new one
         with the same transactional.id fences whatever the old one left."""
         try:
-            self.checkpoint.abandon()
+            self.checkpoint.abandon(wait_for_commit)
         except (KafkaException, ProducerStuck) as error:
             log.error("producer unusable: replacing it", error=str(error.args[0]))
             if not isinstance(error, ProducerStuck):  # a stuck producer takes no call; it is left to its thread
@@ -305,7 +313,7 @@ class Worker:
             self.checkpoint.use(self.producer)
             if self.transactional_id is not None:
                 self.producer.init_transactions(INIT_TIMEOUT)
-            self.checkpoint.abandon()
+            self.checkpoint.abandon(wait_for_commit)
             if isinstance(error, ProducerStuck):
                 self._reload_state()
         self.held = []
@@ -372,7 +380,7 @@ class Worker:
     def _lost(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         log.warning("partitions lost (this worker was fenced out of its group): dropping uncommitted work",
                     partitions=_names(partitions))
-        self._abandon()
+        self._abandon(wait_for_commit=False)  # a commit of this fenced member may be answered only after this call
         self._release(partitions)
 
     def _release(self, partitions: list[TopicPartition]) -> None:

@@ -200,3 +200,23 @@ def test_a_rewind_while_the_offsets_are_being_committed_keeps_what_they_committe
     assert (checkpoint.committing, _committed(consumer, source)) == (None, 5)
     assert (table.get(b"k"), table.pending, table.committing) == ([1], {}, {})
     assert table.store.get(b"k") is not None
+
+
+def test_a_final_checkpoint_commits_the_offsets_still_being_committed_and_writes_their_changes_first(parts) -> None:
+    """In a rebalance callback the final checkpoint does not wait for the helper thread's commit (librdkafka may
+    answer it only after the callback): it commits those offsets itself, and writes their changes before its own."""
+    checkpoint, producer, consumer, table, source = parts
+    table.put(b"k", [1], 4)
+    table.put(b"old", [1], 4)
+    checkpoint.offsets[(source, 0)] = 5
+    checkpoint.commit()
+    _until_drained(checkpoint, producer)
+    checkpoint.finish_drain()
+    table.put(b"k", [2], 5)
+    checkpoint.offsets[(source, 0)] = 6
+
+    checkpoint.fold_commit()
+    assert (checkpoint.committing, checkpoint.offsets) == (None, {(source, 0): 6}), "a newer offset was set back"
+    assert checkpoint.commit(final=True) is not None
+    assert _committed(consumer, source) == 6
+    assert (table.store.get(b"k") is not None, table.get(b"k"), table.get(b"old")) == (True, [2], [1])
