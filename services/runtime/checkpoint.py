@@ -5,7 +5,8 @@ output and changelog record, with no delivery error; commit the consumed offsets
 loop does not stop for the wait: it goes on processing while the checkpoint drains and holds the new outputs back
 (one produced now would have to be delivered first), then produces them once the ones before are delivered. Nor
 for the offset commit, a round trip to the group coordinator: a helper thread makes it (`_OffsetCommit`), and the
-stores are written once it succeeded (`finish_commit`). A final checkpoint (revocation, stop) waits at once.
+stores are written once it succeeded (`finish_commit`). A final checkpoint (revocation, stop) waits for the
+producer at once, and commits offsets still left to the helper itself (`fold_commit`).
 exactly-once: produce the changelog records in the open transaction; add the consumed offsets to it
 (`send_offsets_to_transaction`, fenced by the group generation); commit it; persist the local stores.
 
