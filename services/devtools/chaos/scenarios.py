@@ -41,14 +41,23 @@ def kill_restart(env: ChaosEnv, events: int, exactly_once: bool = False, log: Lo
     """kill -9 of the worker's process group mid-stream, restarted with the same state directory, `kills` times."""
     # A restart takes about 25 s under exactly_once (the killed member's session, transactional producers, a full
     # table restore), 5-10 s under at_least_once: traffic keeps coming in bursts for ~90 s so every kill still
-    # has a stream to land in (a short plan was all processed before the third kill: no moment was left), and a
-    # kill is injected near the start of a burst.
+    # has a stream to land in (a short plan was all processed before the third kill: no moment was left).
+    # The worker is stopped (SIGSTOP) right after a paced burst was sent, while it is taking that burst, and the
+    # last `kills` chunks are the scenario's own, one sent while it is stopped before each kill: records are in
+    # flight when the kill lands whatever the worker's speed. A progress probe alone could miss every paced
+    # burst (no moment with 100 records in flight in ~90 s: once in three full CI runs).
     plan = TrafficPlan(events, upfront=0.2, chunks=18, pause=5.0)
     with chaos_run(env, "kill", plan, exactly_once, log) as run:
-        _begin(run)
+        _begin(run, paced_chunks=plan.chunks - kills)
         for number in range(1, kills + 1):
-            run.wait_fraction(number / (kills + 2), min_backlog=max(1, events // 30))
-            fault = run.inject(f"kill -9 #{number}", run.workers["acl-1"].kill, stops_all_commits=True)
+            run.wait_fraction(number / (kills + 2), min_backlog=0)  # progress, not yet the moment
+            if not run.traffic.wait_next_chunk(2 * plan.pause):
+                run.log(f"kill -9 #{number}: the paced bursts are all sent; stopping an idle worker")
+            worker = run.workers["acl-1"]
+            worker.pause()
+            run.traffic.send_chunk(plan.chunks - kills + number)
+            run.wait_fraction(0.0, min_backlog=max(1, events // 60))
+            fault = run.inject(f"kill -9 #{number}", worker.kill, stops_all_commits=True)
             run.start_worker("acl-1")
             run.wait_recovered(fault)
         return _finish(run)

@@ -40,6 +40,7 @@ class Traffic:
     error: BaseException | None = None
     _thread: threading.Thread | None = None
     _stop: threading.Event = field(default_factory=threading.Event)
+    _sent: threading.Condition = field(default_factory=threading.Condition)
 
     def _send(self, index: int, events: int) -> None:
         if events <= 0:
@@ -49,6 +50,8 @@ class Traffic:
             malformed_rate=self.plan.malformed_rate, duplicate_rate=self.plan.duplicate_rate,
             seed=self.plan.seed * 1000 + index, manifest_path=self.workdir / f"manifest-{index:03d}.jsonl",
         ))
+        with self._sent:
+            self._sent.notify_all()
 
     def send_upfront(self) -> None:
         self._send(0, int(self.plan.events * self.plan.upfront))
@@ -79,6 +82,14 @@ class Traffic:
         """Send chunk `number` (1-based) now, in the caller's thread: for a scenario that places its fault between
         two chunks itself instead of letting `start` pace them."""
         self._send(number, self._chunk_sizes()[number - 1])
+
+    def wait_next_chunk(self, timeout: float) -> bool:
+        """Wait until the background thread has sent one more chunk (its records are then arriving at the
+        workers); False when it has sent them all or none came within `timeout`."""
+        with self._sent:
+            before = len(self.summaries)
+            return self._sent.wait_for(lambda: len(self.summaries) > before or self.done, timeout) \
+                and len(self.summaries) > before
 
     @property
     def done(self) -> bool:
