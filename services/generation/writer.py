@@ -18,7 +18,7 @@ from typing import IO, Any
 
 from confluent_kafka import KafkaError, KafkaException, Message
 
-from services.kafka.producers import make_producer
+from services.kafka.producers import make_producer, produce_waiting
 from services.settings import KafkaSettings
 from shared.generation import GenerationConfig, PlannedRecord, RecordKind, generate
 from shared.translation import SourceFormat
@@ -117,12 +117,7 @@ def _send(producer: Any, topic: str, config: GenerationConfig, tally: _Tally,
           progress: Callable[[int], None] | None) -> None:
     for record in generate(config):
         report = partial(tally.delivered, record)
-        while True:
-            try:
-                producer.produce(topic, value=record.value, key=record.key, on_delivery=report)
-                break
-            except BufferError:
-                producer.poll(0.05)
+        produce_waiting(producer, topic, record.value, record.key, on_delivery=report)
         sent = record.index + 1
         if sent % POLL_EVERY == 0:
             producer.poll(0)

@@ -44,3 +44,15 @@ def make_producer(kafka: KafkaSettings, **overrides: Any) -> Producer:
     config = {**kafka.librdkafka(), **PRODUCER_DEFAULTS, **overrides}
     check_partitioner_config(config)
     return Producer(config)
+
+
+def produce_waiting(producer: Producer, topic: str, value: bytes | None, key: bytes | None = None,
+                    partition: int = -1, wait: float = 0.05, **kwargs: Any) -> None:
+    """`producer.produce`, serving delivery reports while its local queue is full (`BufferError`) until the record
+    fits: a burst of records waits for librdkafka to send, it is neither dropped nor an error."""
+    while True:
+        try:
+            producer.produce(topic, value, key, partition, **kwargs)
+            return
+        except BufferError:
+            producer.poll(wait)

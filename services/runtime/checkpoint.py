@@ -36,6 +36,7 @@ from functools import partial
 import structlog
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
+from services.kafka.producers import produce_waiting
 from services.runtime.state import Table, changelog_ends
 
 log = structlog.get_logger()
@@ -206,7 +207,7 @@ class Checkpoint:
         try:
             for table, changes in records.items():
                 for key, value in table.changelog_messages(changes):
-                    self.producer.produce(table.changelog, value, key, table.partition)
+                    produce_waiting(self.producer, table.changelog, value, key, table.partition)
         except KafkaException as error:  # the open transaction failed: abort and redo
             raise CheckpointFailed(f"changelog records refused: {error.args[0]}") from error
         offsets = [TopicPartition(topic, partition, offset) for (topic, partition), offset in self.offsets.items()]

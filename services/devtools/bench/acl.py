@@ -50,7 +50,7 @@ from services.devtools.embedded.maven import REPO_ROOT
 from services.devtools.embedded.processes import terminate_with_parent
 from services.devtools.embedded.workers import ServiceProcess
 from services.generation.writer import generate_to_topic
-from services.kafka.producers import make_producer
+from services.kafka.producers import make_producer, produce_waiting
 from services.settings import KafkaSettings
 from shared.catalog import Catalog
 from shared.generation import GenerationConfig, generate
@@ -249,12 +249,7 @@ class Bench:
                 delay = started + record.index / rate - time.monotonic()
                 if delay > 0.002:
                     time.sleep(delay)
-                while True:
-                    try:
-                        producer.produce(topic, record.value, record.key)
-                        break
-                    except BufferError:
-                        producer.poll(0.01)
+                produce_waiting(producer, topic, record.value, record.key, wait=0.01)
                 if record.index % 200 == 0:
                     producer.poll(0)
                     update(record.index)
@@ -320,12 +315,13 @@ class Bench:
         return sorted(result)
 
     def _profile(self, worker: _Worker) -> subprocess.Popen[bytes]:
-        """py-spy (raw folded stacks, non-blocking) on the worker for the first seconds of the backlog."""
+        """py-spy (raw folded stacks, non-blocking, waits included) on the worker for the first seconds of the
+        backlog: a loop waiting for records or for the producer shows as such, not as a shorter profile."""
         assert worker.process is not None
         out = worker.log_path.with_suffix(".py-spy.txt")
         self.console.print(f"profiling {worker.name} for {self.profile_seconds:.0f}s into {out}")
         return subprocess.Popen(
-            [str(Path(sys.executable).with_name("py-spy")), "record", "--nonblocking", "-d",
+            [str(Path(sys.executable).with_name("py-spy")), "record", "--nonblocking", "--idle", "-d",
              str(int(self.profile_seconds)), "-f", "raw", "-o", str(out), "-p", str(worker.process.pid)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )

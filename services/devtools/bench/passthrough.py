@@ -19,7 +19,7 @@ from pathlib import Path
 from confluent_kafka import Consumer
 
 from services.catalog_files import load_catalog
-from services.kafka.producers import make_producer
+from services.kafka.producers import make_producer, produce_waiting
 from services.settings import ServiceSettings
 from shared.routing import route_in
 from shared.translation import DomainEventDraft, SourceRecord, compiled
@@ -63,12 +63,7 @@ def run(source: str, output: str, group: str, stamp: Path) -> None:
                     continue
                 for table in tables:
                     target = route_in(table, catalog.version, outcome.org_id, outcome.interaction_id)
-                    while True:
-                        try:
-                            producer.produce(output, message.value(), target.key.encode())
-                            break
-                        except BufferError:
-                            producer.poll(0.05)
+                    produce_waiting(producer, output, message.value(), target.key.encode())
             producer.poll(0)
     finally:
         producer.flush(60)

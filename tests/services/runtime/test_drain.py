@@ -14,6 +14,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Produ
 
 from services.runtime.checkpoint import Checkpoint, CheckpointFailed
 from services.runtime.state import MemoryStore, Table
+from tests.support.kafka import read_topic
 
 
 def _committed(consumer: Consumer, topic: str, seconds: float = 30.0) -> int:
@@ -220,3 +221,27 @@ def test_a_final_checkpoint_commits_the_offsets_still_being_committed_and_writes
     assert checkpoint.commit(final=True) is not None
     assert _committed(consumer, source) == 6
     assert (table.store.get(b"k") is not None, table.get(b"k"), table.get(b"old")) == (True, [2], [1])
+
+
+def test_a_checkpoint_with_more_changes_than_the_producer_queue_holds_waits_for_room(
+        kafka_bootstrap: str, topic_factory: Callable[..., str]) -> None:
+    """A busy second can change more keys than librdkafka's local queue takes at once: the changelog records wait
+    for deliveries (BufferError served), none is lost and the checkpoint commits."""
+    source, changelog = topic_factory(partitions=1, prefix="source"), topic_factory(partitions=1, prefix="changelog")
+    consumer = Consumer({"bootstrap.servers": kafka_bootstrap, "group.id": f"drain-{uuid.uuid4().hex[:8]}",
+                         "enable.auto.commit": False})
+    watermarks = Consumer({"bootstrap.servers": kafka_bootstrap, "group.id": "watermarks"})
+    producer = Producer({"bootstrap.servers": kafka_bootstrap, "linger.ms": 20, "queue.buffering.max.messages": 10})
+    table = Table("sequences", changelog, 0, MemoryStore())
+    checkpoint = Checkpoint(consumer, producer, watermarks, exactly_once=False, tables={("sequences", 0): table})
+    try:
+        for key in range(200):
+            table.put(f"k{key}".encode(), [key], key)
+        checkpoint.offsets[(source, 0)] = 200
+
+        assert checkpoint.commit(final=True) is not None
+        assert _committed(consumer, source) == 200
+        assert len(read_topic(kafka_bootstrap, changelog)) == 200
+    finally:
+        consumer.close()
+        watermarks.close()
