@@ -1,9 +1,12 @@
-"""The record passed from the translate stage to the sequence stage over the internal sequencing topic.
+"""What the translate stage passes to the sequence stage over the internal sequencing topic.
 
-It carries one family's domain record, already Avro-encoded around its sequence (`head` with the wire header,
-`tail`), its topic and key (the producer's `murmur2_random` partitioner places it as Java's would), its dedupe
-id and source position. msgpack as a positional array: compact, and decoded
-once by the sequencer. The internal topic is keyed by the output key, so one key's records meet one sequencer.
+An `Envelope` carries one family's domain record, already Avro-encoded around its sequence (`head` with the
+wire header, `tail`), its topic and key, its dedupe id and source position. One internal record carries the
+`Envelopes` of one translate batch for one sequencing partition, in order: the partition is the one Java's
+partitioner picks for the output key, so one key's envelopes meet one sequencer, as they did when each envelope
+was a record of its own keyed by the output key (such records, still in the topic across an upgrade, are read
+too). Grouping them spares two `produce` and two consumed records per event and family. msgpack as positional
+arrays: compact, and decoded once by the sequencer.
 """
 
 from __future__ import annotations
@@ -27,12 +30,41 @@ class Envelope(msgspec.Struct, array_like=True, frozen=True):
         return cls(target.topic, target.key, record.head, record.tail, record.dedupe_id, record.src)
 
 
-encode_envelope = msgspec.msgpack.Encoder().encode
+class Envelopes(msgspec.Struct, array_like=True, frozen=True, tag=1):
+    """The envelopes of one internal record; the tag (its first element) tells it from a lone `Envelope`."""
+
+    items: list[Envelope]
+
+
+CHUNK_BYTES = 256 * 1024
+"""The largest internal record, unless one envelope alone is larger (the broker takes records up to 1 MB)."""
+
+_encode = msgspec.msgpack.Encoder().encode
+_decode_many = msgspec.msgpack.Decoder(Envelopes).decode
 _decode = msgspec.msgpack.Decoder(Envelope).decode
 _decode_fields = msgspec.msgpack.Decoder(list[object]).decode
 
 
-def decode_envelope(data: bytes) -> Envelope:
+def encode_envelopes(envelopes: list[Envelope]) -> list[bytes]:
+    """The values of the internal records carrying `envelopes` in order, each at most `CHUNK_BYTES` (unless one
+    envelope alone is larger)."""
+    value = _encode(Envelopes(envelopes))
+    if len(value) <= CHUNK_BYTES or len(envelopes) == 1:
+        return [value]
+    half = len(envelopes) // 2
+    return encode_envelopes(envelopes[:half]) + encode_envelopes(envelopes[half:])
+
+
+def decode_envelopes(data: bytes) -> list[Envelope]:
+    """The envelopes of one internal record, whichever release wrote it."""
+    try:
+        return _decode_many(data).items
+    except msgspec.ValidationError:
+        return [_decode_one(data)]
+
+
+def _decode_one(data: bytes) -> Envelope:
+    """A record of one envelope, as written before 2026-11-26."""
     try:
         return _decode(data)
     except msgspec.ValidationError:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from confluent_kafka import Message
 
-from services.acl.envelope import decode_envelope
+from services.acl.envelope import decode_envelopes
 from services.acl.handoff import HandoffSequences
 from services.runtime.metrics import SKIPPED
 from services.runtime.processor import Outputs, TableLookup, TableSpec
@@ -41,35 +41,38 @@ class SequenceStage:
         self.handoff = handoff
         self.service = service
 
-    def process(self, messages: Sequence[Message], outputs: Outputs, tables: TableLookup) -> None:
+    def process(self, messages: Sequence[Message], outputs: Outputs, tables: TableLookup) -> int:
         now_ms = int(time.time() * 1000)
         oldest_remembered = now_ms - self.horizon_ms
-        duplicates = 0
+        duplicates = items = 0
         produce, last_handed_off = outputs.produce, self.handoff.last_sequence
         by_partition: dict[int, tuple[Table, Table]] = {}
         for message in messages:
-            envelope = decode_envelope(message.value())
             partition, offset = message.partition(), message.offset()
             partition_tables = by_partition.get(partition)
             if partition_tables is None:
                 partition_tables = by_partition[partition] = (tables(SEQUENCES, partition), tables(SEEN, partition))
             sequences, seen = partition_tables
-            name = sequence_key(envelope.topic, envelope.key)
-            key = name.encode()
-            seen_key = key + b"|" + envelope.dedupe_id.encode()
-            state, remembered = sequences.get(key), seen.get(seen_key)
-            entry = (SeenEntry(remembered[0], remembered[1])
-                     if remembered is not None and remembered[2] >= oldest_remembered else None)
-            step = sequence_step(None if state is None else state[0], last_handed_off(name), entry, envelope.src)
-            if isinstance(step.decision, Duplicate):
-                duplicates += 1
-                continue
-            sequence = step.decision.sequence
-            if step.last is not None:
-                sequences.put(key, [step.last], offset)
-            if step.seen is not None:
-                seen.put(seen_key, [step.seen.sequence, step.seen.source, now_ms], offset)
-            produce(envelope.topic, envelope.key.encode(), stamp_sequence(envelope.head, sequence, envelope.tail),
-                    None, sequence_headers(sequence, envelope.src))
+            envelopes = decode_envelopes(message.value())
+            items += len(envelopes)
+            for envelope in envelopes:
+                name = sequence_key(envelope.topic, envelope.key)
+                key = name.encode()
+                seen_key = key + b"|" + envelope.dedupe_id.encode()
+                state, remembered = sequences.get(key), seen.get(seen_key)
+                entry = (SeenEntry(remembered[0], remembered[1])
+                         if remembered is not None and remembered[2] >= oldest_remembered else None)
+                step = sequence_step(None if state is None else state[0], last_handed_off(name), entry, envelope.src)
+                if isinstance(step.decision, Duplicate):
+                    duplicates += 1
+                    continue
+                sequence = step.decision.sequence
+                if step.last is not None:
+                    sequences.put(key, [step.last], offset)
+                if step.seen is not None:
+                    seen.put(seen_key, [step.seen.sequence, step.seen.source, now_ms], offset)
+                produce(envelope.topic, envelope.key.encode(), stamp_sequence(envelope.head, sequence, envelope.tail),
+                        None, sequence_headers(sequence, envelope.src))
         if duplicates:
             SKIPPED.labels(self.service, "duplicate").inc(duplicates)
+        return items

@@ -1,5 +1,6 @@
-"""The ACL's translate stage: source records -> `shared.pipeline` -> envelopes on the sequencing topic (keyed by
-output key), dead letters, or counted skips."""
+"""The ACL's translate stage: source records -> `shared.pipeline` -> envelopes on the sequencing topic (on the
+partition Java's partitioner picks for the output key, a batch's envelopes of one partition in few records), dead
+letters, or counted skips."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ from collections.abc import Sequence
 
 from confluent_kafka import Message
 
-from services.acl.envelope import Envelope, encode_envelope
+from services.acl.envelope import Envelope, encode_envelopes
 from services.runtime.metrics import DEAD_LETTERED, SKIPPED, TopOrgs
 from services.runtime.processor import Outputs, TableLookup, TableSpec
 from shared.catalog import Catalog
+from shared.partitioning import key_partition
 from shared.pipeline import DeadLetter, RecordPipeline, Routed
 from shared.translation import SourceRecord
 
@@ -28,10 +30,12 @@ class TranslateStage:
         self.top_orgs = top_orgs
         self.service = service
 
-    def process(self, messages: Sequence[Message], outputs: Outputs, tables: TableLookup) -> None:
+    def process(self, messages: Sequence[Message], outputs: Outputs, tables: TableLookup) -> int:
         dead: Counter[str] = Counter()
         skipped: Counter[str] = Counter()
         produce, sequencing, processors = outputs.produce, self.sequencing_topic, self.processors
+        partitions = outputs.partitions(sequencing)
+        envelopes: dict[int, list[Envelope]] = {}
         for message in messages:
             topic = message.topic()
             headers = message.headers()
@@ -41,13 +45,18 @@ class TranslateStage:
             if isinstance(result, Routed):
                 self.top_orgs.add(result.draft.org_id)
                 for domain in result.records:
-                    produce(sequencing, domain.route.key.encode(), encode_envelope(Envelope.of(domain)))
+                    partition = key_partition(domain.route.key.encode(), partitions)
+                    envelopes.setdefault(partition, []).append(Envelope.of(domain))
             elif isinstance(result, DeadLetter):
                 produce(result.topic, result.key, result.value, None, result.headers)
                 dead[result.pill.reason_code] += 1
             else:
                 skipped[result.reason] += 1
+        for partition, items in envelopes.items():
+            for value in encode_envelopes(items):
+                produce(sequencing, None, value, partition)
         for reason, count in dead.items():
             DEAD_LETTERED.labels(self.service, reason).inc(count)
         for reason, count in skipped.items():
             SKIPPED.labels(self.service, reason).inc(count)
+        return len(messages)

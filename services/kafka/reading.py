@@ -1,4 +1,4 @@
-"""Read a whole topic once: every committed record up to the end offsets taken at the start."""
+"""Read a topic once: every committed record (from given offsets) up to the end offsets taken at the start."""
 
 from __future__ import annotations
 
@@ -16,6 +16,14 @@ def iter_topic(config: dict[str, Any], topic: str, idle_timeout: float = 30.0,
                progress: Callable[[int], None] | None = None,
                isolation: str = "read_committed") -> Iterator[Message]:
     """Every committed record of `topic` up to the end offsets taken when the call starts."""
+    return iter_from(config, topic, {}, idle_timeout, progress, isolation)
+
+
+def iter_from(config: dict[str, Any], topic: str, starts: dict[int, int], idle_timeout: float = 30.0,
+              progress: Callable[[int], None] | None = None,
+              isolation: str = "read_committed") -> Iterator[Message]:
+    """The committed records of `topic` from the offset `starts` gives a partition (its beginning if none) up to
+    the end offsets taken when the call starts."""
     consumer = Consumer({**config, "group.id": f"rekey-reader-{uuid.uuid4()}", "enable.auto.commit": False,
                          "isolation.level": isolation, "auto.offset.reset": "earliest",
                          "enable.partition.eof": True, "fetch.max.bytes": 52428800})
@@ -26,9 +34,9 @@ def iter_topic(config: dict[str, Any], topic: str, idle_timeout: float = 30.0,
         remaining: dict[int, int] = {}
         for partition in metadata.partitions:
             low, high = _watermarks(consumer, TopicPartition(topic, partition))
-            if high > low:
+            if high > max(low, starts.get(partition, 0)):
                 remaining[partition] = high
-        consumer.assign([TopicPartition(topic, p, 0) for p in remaining])
+        consumer.assign([TopicPartition(topic, p, starts.get(p, 0)) for p in remaining])
         idle_since = time.monotonic()
         while remaining:
             # consume() waits until the batch is full or the timeout passes: keep the timeout short.

@@ -37,7 +37,7 @@ class OrgActivityProjection:
         self.target = catalog.org_activity_topic
         self.encoder = AvroSerde(registry, catalog.topic(self.target).schema_subject, load_schema("org_activity"))
 
-    def process(self, messages: Sequence[Message], outputs: Outputs, tables: TableLookup) -> None:
+    def process(self, messages: Sequence[Message], outputs: Outputs, tables: TableLookup) -> int:
         for message in messages:
             topic: str = message.topic()  # type: ignore[assignment]
             domain = self.decoders[topic].decode(message.value())  # type: ignore[arg-type]
@@ -45,6 +45,7 @@ class OrgActivityProjection:
             activity["event_time"] = _millis(activity["event_time"])
             # Keyed by org id and placed by librdkafka's murmur2_random partitioner: Java's partition for the key.
             outputs.produce(self.target, activity["org_id"].encode(), self.encoder.encode(activity))
+        return len(messages)
 
 
 def create_worker(settings: RuntimeSettings) -> Worker:

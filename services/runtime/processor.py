@@ -1,7 +1,9 @@
 """What a service gives the runtime: the topics it reads, the tables it keeps, and a batch function.
 
-`process` receives one consumed batch of its own topics (never a record twice within a checkpoint) and writes
-through `Outputs`; stateful processors read and write `Table`s of the record's input partition.
+`process` receives one consumed batch of its own topics (never a record twice within a checkpoint), writes
+through `Outputs` and returns the batch's size in items: its records, a record carrying many items (the ACL's
+internal records of many envelopes) counting each. The worker sizes its batches by items; stateful processors
+read and write `Table`s of the record's input partition.
 """
 
 from __future__ import annotations
@@ -32,6 +34,10 @@ class Outputs(Protocol):
     def produce(self, topic: str, key: bytes | None, value: bytes | None, partition: int | None = None,
                 headers: list[tuple[str, bytes]] | None = None) -> None: ...
 
+    def partitions(self, topic: str) -> int:
+        """The partition count of one of the worker's internal topics (for records a processor places itself)."""
+        ...
+
 
 TableLookup = Callable[[str, int], Table]
 
@@ -43,4 +49,4 @@ class Processor(Protocol):
     @property
     def tables(self) -> Sequence[TableSpec]: ...
 
-    def process(self, messages: Sequence[Message], outputs: Outputs, tables: TableLookup) -> None: ...
+    def process(self, messages: Sequence[Message], outputs: Outputs, tables: TableLookup) -> int: ...

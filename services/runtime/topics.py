@@ -18,14 +18,15 @@ class InternalTopic:
     config: dict[str, str] = field(default_factory=dict)
 
 
-def ensure_topics(admin: AdminClient, topics: Iterable[InternalTopic], timeout: float = 30.0) -> None:
-    """Create the topics that do not exist yet and wait until the cluster's metadata shows every one of them.
+def ensure_topics(admin: AdminClient, topics: Iterable[InternalTopic], timeout: float = 30.0) -> dict[str, int]:
+    """Create the topics that do not exist yet, wait until the cluster's metadata shows every one of them, and
+    return their partition counts (an existing topic keeps its own).
 
     A topic missing from the metadata at the first assignment would be left out of it until the next metadata
     refresh, so its records would sit unread."""
     wanted = {topic.name: topic for topic in topics}
     if not wanted:
-        return
+        return {}
     futures = admin.create_topics([NewTopic(t.name, t.partitions, t.replication_factor, config=t.config)
                                    for t in wanted.values()])
     for future in futures.values():
@@ -37,9 +38,10 @@ def ensure_topics(admin: AdminClient, topics: Iterable[InternalTopic], timeout: 
     deadline = time.monotonic() + timeout
     while True:
         metadata = admin.list_topics(timeout=10).topics
-        missing = [n for n in wanted if n not in metadata or metadata[n].error is not None]
+        missing = [n for n in wanted if n not in metadata or metadata[n].error is not None
+                   or not metadata[n].partitions]
         if not missing:
-            return
+            return {name: len(metadata[name].partitions) for name in wanted}
         if time.monotonic() > deadline:
             raise TimeoutError(f"topics {missing} not visible in the cluster metadata after {timeout:.0f}s")
         time.sleep(0.2)

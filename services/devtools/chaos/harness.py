@@ -178,7 +178,7 @@ class ChaosRun:
             line = f"progress: {committed:,}/{sent:,} source records committed/sent"
             if progress.end_total(self.sequencing):  # while draining: the sequence stage's own progress
                 line += (f", {progress.committed_total(self.sequencing):,}/{progress.end_total(self.sequencing):,}"
-                         " envelopes sequenced/sent")
+                         " sequencing records committed/sent")
             self.log(f"{line} ({time.monotonic() - self.started:.0f}s)")
 
     def committed(self) -> int:

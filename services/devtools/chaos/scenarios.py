@@ -10,11 +10,12 @@ from dataclasses import dataclass
 from confluent_kafka import ConsumerGroupState, ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from services.check.drain import group_progress
+from services.acl.envelope import decode_envelopes
 from services.check.run import manifest_expectations
 from services.devtools.chaos.harness import ChaosEnv, ChaosResult, ChaosRun, chaos_run
 from services.devtools.chaos.traffic import TrafficPlan
 from services.kafka.offsets import committed_offsets
+from services.kafka.reading import iter_from
 from services.settings import KafkaSettings, RegistrySettings
 
 Log = Callable[[str], None]
@@ -205,8 +206,7 @@ def redelivery(env: ChaosEnv, events: int, exactly_once: bool = False, log: Log 
         def rewind() -> None:
             seconds = run.workers["acl-1"].terminate(30)
             run.require(seconds < 30, f"clean stop took {seconds:.1f}s")
-            internal = group_progress(env.kafka_config, run.app_id, [run.sequencing])
-            unsequenced.append(internal.end_total(run.sequencing) - internal.committed_total(run.sequencing))
+            unsequenced.append(_uncommitted_envelopes(env, run.app_id, run.sequencing))
             committed = _committed_offsets(env, run.app_id, run.source)
             rewound.update({p: (offset // 2, offset) for p, offset in committed.items() if offset > 1})
             request = ConsumerGroupTopicPartitions(
@@ -233,6 +233,16 @@ def redelivery(env: ChaosEnv, events: int, exactly_once: bool = False, log: Log 
                         f" families + {unsequenced[0]} uncommitted envelopes")
         run.result.notes.append(f"re-read events: {only_replayed:,}-{replayed:,} x {families} families")
         return result
+
+
+def _uncommitted_envelopes(env: ChaosEnv, group: str, sequencing: str) -> int:
+    """Envelopes in the sequencing topic past the group's committed offsets (an internal record carries many)."""
+    envelopes = 0
+    for message in iter_from(env.kafka_config, sequencing, _committed_offsets(env, group, sequencing),
+                             isolation="read_uncommitted"):
+        value = message.value()
+        envelopes += len(decode_envelopes(value)) if value is not None else 0
+    return envelopes
 
 
 def _wait_group_empty(admin: AdminClient, group: str, timeout: float) -> None:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shared.partitioning import murmur2, partition_for, to_positive
+from shared.partitioning import key_partition, murmur2, partition_for, to_positive
 
 # org.apache.kafka.common.utils.UtilsTest#testMurmur2, plus the empty input.
 KAFKA_VECTORS = [
@@ -83,6 +83,11 @@ def test_partition_for_is_deterministic_and_in_range_for_unicode_keys(key: str, 
     assert 0 <= first < partitions
     assert partition_for(key, partitions) == first
     assert first == to_positive(reference_murmur2(key.encode("utf-8"))) % partitions
+
+
+@given(st.binary(max_size=80), st.integers(min_value=1, max_value=10_000))
+def test_key_partition_of_any_bytes_is_the_java_formula(key: bytes, partitions: int) -> None:
+    assert key_partition(key, partitions) == to_positive(reference_murmur2(key)) % partitions
 
 
 def test_unicode_keys_hash_their_utf8_bytes() -> None:
