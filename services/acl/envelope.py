@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import msgspec
 
+from services.runtime.state import GROUPED_RECORD_BYTES
 from shared.pipeline import DomainRecord
 
 
@@ -36,9 +37,6 @@ class Envelopes(msgspec.Struct, array_like=True, frozen=True, tag=1):
     items: list[Envelope]
 
 
-CHUNK_BYTES = 256 * 1024
-"""The largest internal record, unless one envelope alone is larger (the broker takes records up to 1 MB)."""
-
 _encode = msgspec.msgpack.Encoder().encode
 _decode_many = msgspec.msgpack.Decoder(Envelopes).decode
 _decode = msgspec.msgpack.Decoder(Envelope).decode
@@ -46,10 +44,10 @@ _decode_fields = msgspec.msgpack.Decoder(list[object]).decode
 
 
 def encode_envelopes(envelopes: list[Envelope]) -> list[bytes]:
-    """The values of the internal records carrying `envelopes` in order, each at most `CHUNK_BYTES` (unless one
-    envelope alone is larger)."""
+    """The values of the internal records carrying `envelopes` in order, each at most `GROUPED_RECORD_BYTES`
+    (unless one envelope alone is larger)."""
     value = _encode(Envelopes(envelopes))
-    if len(value) <= CHUNK_BYTES or len(envelopes) == 1:
+    if len(value) <= GROUPED_RECORD_BYTES or len(envelopes) == 1:
         return [value]
     half = len(envelopes) // 2
     return encode_envelopes(envelopes[:half]) + encode_envelopes(envelopes[half:])

@@ -4,7 +4,7 @@ compacted changelog topic whose partition N belongs to input partition N.
 Between checkpoints a table's changes sit in `pending`; a checkpoint writes one changelog record per changed
 key, then (once outputs and offsets are committed) the local store, a slice at a time between batches. A batched
 table (keys only ever added, e.g. dedupe memory that expires with its changelog's retention) writes a
-checkpoint's changes in a few records of up to `CHUNK_BYTES` each instead, under keys of their own: one
+checkpoint's changes in a few records of up to `GROUPED_RECORD_BYTES` each instead, under keys of their own: one
 changelog record per event would double the broker writes of the sequence stage. A restore reads both shapes.
 Every stored and changelogged value is msgpack `[input_offset, *value]`: the offset of the input record whose
 processing it reflects. Restoring applies a changelog record only when that offset is below the partition's
@@ -32,9 +32,9 @@ _decode = msgspec.msgpack.Decoder(list[Any]).decode
 _decode_chunk = msgspec.msgpack.Decoder(list[tuple[bytes, bytes]]).decode
 _CHANGELOG_OFFSET = b"\x00rekey:changelog-offset"
 _CHUNK_PREFIX = b"\x00rekey:changes:"
-CHUNK_BYTES = 256 * 1024
-"""The size of a batched table's changelog record at most (plus one change): well under the broker's 1 MB
-record limit."""
+GROUPED_RECORD_BYTES = 256 * 1024
+"""The size at most of a record carrying many items (a batched table's changelog record, plus one change; the
+ACL's internal records of envelopes): well under the broker's 1 MB record limit."""
 _FRAMING = 11  # msgpack bytes around one change in a chunk at most: a 2-array, two bin32 headers
 RESTORE_PROGRESS_EVERY = 5.0
 RESTORE_WRITE_EVERY = 50_000
@@ -261,7 +261,7 @@ class Table:
         for key, value in records.items():
             chunk.append((key, value))
             size += len(key) + len(value) + _FRAMING
-            if size >= CHUNK_BYTES:
+            if size >= GROUPED_RECORD_BYTES:
                 messages.append((_CHUNK_PREFIX + uuid.uuid4().bytes, _encode(chunk)))
                 chunk, size = [], 0
         if chunk:

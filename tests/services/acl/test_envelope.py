@@ -5,7 +5,8 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from services.acl.envelope import CHUNK_BYTES, Envelope, decode_envelopes, encode_envelopes
+from services.acl.envelope import Envelope, decode_envelopes, encode_envelopes
+from services.runtime.state import GROUPED_RECORD_BYTES
 
 ENVELOPE = Envelope("interaction_events_low_v2", "org-1:call-1", b"\x00head", b"tail", "e-1", "src/0/5")
 
@@ -26,12 +27,12 @@ def test_a_large_batch_is_split_into_records_under_the_limit_keeping_the_order()
     envelopes = [_envelope(number, payload=1_000) for number in range(1_000)]  # about 1.1 MB in all
     values = encode_envelopes(envelopes)
     assert len(values) > 4
-    assert all(len(value) <= CHUNK_BYTES for value in values)
+    assert all(len(value) <= GROUPED_RECORD_BYTES for value in values)
     assert [e for value in values for e in decode_envelopes(value)] == envelopes
 
 
 def test_an_envelope_larger_than_the_limit_is_a_record_of_its_own() -> None:
-    envelopes = [_envelope(1), _envelope(2, payload=CHUNK_BYTES), _envelope(3)]
+    envelopes = [_envelope(1), _envelope(2, payload=GROUPED_RECORD_BYTES), _envelope(3)]
     values = encode_envelopes(envelopes)
     assert [decode_envelopes(value) for value in values] == [[envelopes[0]], [envelopes[1]], [envelopes[2]]]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from services.runtime.state import (
-    CHUNK_BYTES,
+    GROUPED_RECORD_BYTES,
     MemoryStore,
     RocksStore,
     Store,
@@ -87,7 +87,7 @@ def test_a_batched_table_changelogs_a_checkpoint_in_few_records_that_restore_eve
     records = dict(table.pending)
     messages = table.changelog_messages(records)
     assert 1 < len(messages) < len(records) // 1000
-    assert all(len(value) < CHUNK_BYTES + 1024 for _key, value in messages)
+    assert all(len(value) < GROUPED_RECORD_BYTES + 1024 for _key, value in messages)
     assert len({key for key, _value in messages}) == len(messages), "a chunk's key is its own"
     legacy = (b"org-acme:1|event-old", _value(Table("seen", "c", 0, MemoryStore()), [1, "src/0/0"], 5))
     entries = [entry for key, value in [legacy, *messages] for entry in changelog_entries(key, value)]
