@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import msgspec
 
-from services.runtime.state import GROUPED_RECORD_BYTES
+from services.runtime.state import encode_grouped
 from shared.pipeline import DomainRecord
 
 
@@ -39,6 +39,11 @@ class Envelopes(msgspec.Struct, array_like=True, frozen=True, tag=1):
 
 _encode = msgspec.msgpack.Encoder().encode
 _decode_many = msgspec.msgpack.Decoder(Envelopes).decode
+
+
+def _encode_many(envelopes: list[Envelope]) -> bytes:
+    return _encode(Envelopes(envelopes))
+
 _decode = msgspec.msgpack.Decoder(Envelope).decode
 _decode_fields = msgspec.msgpack.Decoder(list[object]).decode
 
@@ -46,11 +51,7 @@ _decode_fields = msgspec.msgpack.Decoder(list[object]).decode
 def encode_envelopes(envelopes: list[Envelope]) -> list[bytes]:
     """The values of the internal records carrying `envelopes` in order, each at most `GROUPED_RECORD_BYTES`
     (unless one envelope alone is larger)."""
-    value = _encode(Envelopes(envelopes))
-    if len(value) <= GROUPED_RECORD_BYTES or len(envelopes) == 1:
-        return [value]
-    half = len(envelopes) // 2
-    return encode_envelopes(envelopes[:half]) + encode_envelopes(envelopes[half:])
+    return encode_grouped(envelopes, _encode_many)
 
 
 def decode_envelopes(data: bytes) -> list[Envelope]:

@@ -44,8 +44,8 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 # threshold (700) the collector rescans them hundreds of times per batch, measured at over half the sequence
 # stage's time. Our objects are freed by reference counting; the collector only needs to run now and then.
 GC_THRESHOLDS = (100_000, 20, 100)
-PERSIST_SECONDS = 0.005
-"""The local-store writes of a committed checkpoint a loop iteration makes, at most (then the next batch)."""
+PERSIST_SHARE = 0.5
+"""A committed checkpoint's changes are written to the local stores over this share of the checkpoint interval."""
 SLOW_LOOP = 0.25
 """A loop iteration (after its fetch) longer than this is logged: a full batch takes about 150 ms."""
 HELD_BATCHES = 4
@@ -93,7 +93,8 @@ class Worker:
         self.producer = self._new_producer()
         self.admin = AdminClient(settings.kafka.librdkafka())
         self.checkpoint = Checkpoint(self.consumer, self.producer, self.watermarks, exactly_once, self.tables,
-                                     delivered=self._send_held)
+                                     delivered=self._send_held,
+                                     persist_within=settings.checkpoint_interval_ms / 1000 * PERSIST_SHARE)
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     def run(self) -> None:
@@ -122,7 +123,7 @@ class Worker:
                 del messages  # else the next batch is fetched while this one is still held: two batches in memory
                 self.last_loop = now = time.monotonic()
                 self.producer.poll(0)
-                self.checkpoint.persist_some(PERSIST_SECONDS)
+                self.checkpoint.persist_some()
                 if self.checkpoint.draining is not None and (self.checkpoint.drained()
                                                              or len(self.held) >= self.hold_limit):
                     self._finish_drain()

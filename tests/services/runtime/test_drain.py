@@ -1,6 +1,6 @@
 """An at-least-once checkpoint that drains while the loop goes on: its offsets are committed, and its state
 persisted, only once everything produced before it is delivered; a delivery error commits nothing. The offsets are
-committed on a helper thread, and the stores written (a slice at a time between batches) only once that commit
+committed on a helper thread, and the stores written (evenly, between batches) only once that commit
 succeeded."""
 
 from __future__ import annotations
@@ -88,8 +88,30 @@ def test_offsets_and_state_are_committed_only_once_the_checkpoint_has_drained(pa
     assert checkpoint.offsets == {(source, 0): 6}, "the next checkpoint's offsets were touched"
 
     assert table.store.get(b"k") is None, "the store is written between batches, not by the commit"
-    checkpoint.persist_some(1.0)
+    checkpoint.persist_some()
     assert (table.committing, table.store.get(b"k") is not None, table.get(b"k")) == ({}, True, [2])
+
+
+def test_committed_changes_are_written_to_the_store_at_an_even_pace(parts) -> None:
+    checkpoint, producer, _consumer, table, source = parts
+    checkpoint.persist_within = 3_600.0
+    for offset in range(1_000):
+        table.put(f"k{offset}".encode(), [offset], offset)
+    checkpoint.offsets[(source, 0)] = 1_000
+    checkpoint.commit()
+    _until_drained(checkpoint, producer)
+    checkpoint.finish_drain()
+    _until_committed(checkpoint)
+    checkpoint.finish_commit()
+
+    checkpoint.persist_some()
+    written = sum(table.store.get(f"k{offset}".encode()) is not None for offset in range(1_000))
+    assert 1 <= written < 10, "a moment into an hour, a sliver of the changes is due"
+    assert table.get(b"k999") == [999], "unwritten changes are read meanwhile"
+    checkpoint.persist_within = 0.0
+    checkpoint.persist_some()
+    assert all(table.store.get(f"k{offset}".encode()) is not None for offset in range(1_000))
+    assert (table.committing, checkpoint.persist_started) == ({}, None)
 
 
 def test_a_delivery_error_while_draining_commits_nothing_and_abandon_forgets_the_checkpoint(parts) -> None:
@@ -132,7 +154,7 @@ def test_a_drained_checkpoint_reports_its_delivery_before_it_commits_and_writes_
     _until_drained(checkpoint, producer)
     checkpoint.finish_drain()
     checkpoint.finish_commit()
-    checkpoint.persist_some(1.0)
+    checkpoint.persist_some()
     assert len(seen) == 1, "not reported once"
     undelivered, committed, stored = seen[0]
     assert undelivered == 0, "reported before the outputs were delivered"

@@ -138,6 +138,23 @@ def test_queued_changes_are_written_a_slice_at_a_time_and_read_meanwhile(kind: s
     store.close()
 
 
+def test_queued_changes_are_written_by_the_share_due() -> None:
+    """A share of the queue is written when that share of the writing time has passed, not more (the loop's time
+    goes to its records) and never less."""
+    table = Table("seen", "g-seen-changelog", 0, MemoryStore())
+    for offset in range(10):
+        table.put(f"k{offset}".encode(), [offset], offset)
+    table.queue_persist(table.seal(), changelog_offset=40)
+
+    assert table.persist_share(0.25) == 7, "a quarter of 10, rounded up"
+    assert table.persist_share(0.25) == 7, "nothing more is due"
+    assert table.persist_share(0.5) == 5
+    assert (table.store.changelog_offset(), len(table.committing)) == (0, 10)
+    assert table.persist_share(1.0) == 0
+    assert (table.store.changelog_offset(), table.committing) == (40, {})
+    assert table.persist_share(1.0) == 0, "nothing left to write"
+
+
 def test_what_is_queued_for_the_store_is_written_before_the_next_seal_or_a_discard(table: Table) -> None:
     """Queued changes are committed input: the next checkpoint's seal (which replaces what is read as committing)
     and a rewind's discard write them first; a discard still drops what is uncommitted."""
