@@ -18,7 +18,7 @@ import math
 import shutil
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -269,10 +269,11 @@ class Table:
         self.committing, self.pending = self.pending, {}
         return self.committing
 
-    def changelog_messages(self, records: dict[bytes, bytes]) -> list[tuple[bytes, bytes]]:
-        """The (key, value) records a checkpoint produces to the changelog for `records` (what `seal` returned)."""
+    def changelog_messages(self, records: dict[bytes, bytes]) -> Collection[tuple[bytes, bytes]]:
+        """The (key, value) records a checkpoint produces to the changelog for `records` (what `seal` returned; not
+        changed until they are all produced)."""
         if not self.batched:
-            return list(records.items())
+            return records.items()
         size = sum(map(len, records)) + sum(map(len, records.values())) + _FRAMING * len(records)
         return [(_CHUNK_PREFIX + uuid.uuid4().bytes, chunk)
                 for chunk in encode_grouped(list(records.items()), _encode, size)]

@@ -131,7 +131,7 @@ def test_a_batched_table_is_restored_from_its_chunks_and_earlier_per_key_records
     writer.discard()
     for offset in range(1, 6_000):
         writer.put(_seen_key(offset), [offset, f"src/0/{offset}"], offset)
-    messages = writer.changelog_messages(writer.pending)
+    messages = list(writer.changelog_messages(writer.pending))
     for key, value in messages:
         producer.produce(changelog, value, key, 0)
     producer.flush(10)

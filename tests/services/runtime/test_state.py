@@ -85,7 +85,7 @@ def test_a_batched_table_changelogs_a_checkpoint_in_few_records_that_restore_eve
     for offset in range(20_000):
         table.put(f"org-acme:{offset % 97}|event-{offset}".encode(), [offset // 97 + 1, f"src/0/{offset}"], offset)
     records = dict(table.pending)
-    messages = table.changelog_messages(records)
+    messages = list(table.changelog_messages(records))
     assert 1 < len(messages) < len(records) // 1000
     assert all(len(value) < GROUPED_RECORD_BYTES + 1024 for _key, value in messages)
     assert len({key for key, _value in messages}) == len(messages), "a chunk's key is its own"
@@ -102,7 +102,7 @@ def test_a_per_key_table_changelogs_one_record_per_changed_key(table: Table) -> 
     table.put(b"a", [1], 1)
     table.put(b"b", [4], 2)
     records = dict(table.pending)
-    assert table.changelog_messages(records) == list(records.items())
+    assert list(table.changelog_messages(records)) == list(records.items())
     assert changelog_entries(b"a", records[b"a"]) == [(b"a", records[b"a"])]
 
 
