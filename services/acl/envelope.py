@@ -39,13 +39,12 @@ class Envelopes(msgspec.Struct, array_like=True, frozen=True, tag=1):
 
 _encode = msgspec.msgpack.Encoder().encode
 _decode_many = msgspec.msgpack.Decoder(Envelopes).decode
+_decode = msgspec.msgpack.Decoder(Envelope).decode
+_decode_fields = msgspec.msgpack.Decoder(list[object]).decode
 
 
 def _encode_many(envelopes: list[Envelope]) -> bytes:
     return _encode(Envelopes(envelopes))
-
-_decode = msgspec.msgpack.Decoder(Envelope).decode
-_decode_fields = msgspec.msgpack.Decoder(list[object]).decode
 
 
 def encode_envelopes(envelopes: list[Envelope]) -> list[bytes]:

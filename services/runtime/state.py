@@ -331,7 +331,7 @@ class Table:
 
     def queue_persist(self, records: dict[bytes, bytes], changelog_offset: int | None) -> None:
         """Queue the committed changes (what `seal` returned) for the local store, to be written a slice at a time
-        (`persist_slice`, `persist_share`) while the loop goes on: a RocksDB write holds the GIL, 1-1.5 us a change.
+        (`persist_slice`, `persist_share`) while the loop goes on: a RocksDB write holds the GIL, 1-3 us a change.
         They stay readable as `committing` until all are written; the changelog offset goes with the last slice."""
         self.persist_rest()
         self.unwritten, self.written, self.unwritten_end = list(records.items()), 0, changelog_offset
