@@ -148,6 +148,57 @@ class _Worker(ServiceProcess):
         match = re.search(r"VmHWM:\s+(\d+) kB", status)
         return int(match.group(1)) / 1024 if match else 0.0
 
+    def exited(self) -> bool:
+        return self.process is not None and self.process.poll() is not None
+
+
+class _StageWorkers:
+    """The ACL's two stages as two workers of one group (`rekey run acl --stage translate|sequence`), as the Helm
+    chart deploys them: not the one-process pipeline the targets are set for, but the shape that puts a second
+    core to work (one Python process uses one). Its peak RSS is the sum of both workers' peaks."""
+
+    def __init__(self, name: str, env: dict[str, str], log_dir: Path) -> None:
+        rekey = str(Path(sys.executable).with_name("rekey"))
+        self.name = name
+        # The sequence stage first: ready, it waits for the translate stage's records, whose first consume then
+        # starts the clock as a single worker's does.
+        self.stages = [_Worker(f"{name}-{stage}", env, log_dir, [rekey, "run", "acl", "--stage", stage])
+                       for stage in ("sequence", "translate")]
+        self.translate = self.stages[1]
+
+    @property
+    def process(self) -> subprocess.Popen[bytes] | None:
+        """The translate stage's (the busier one's, profiled with `--profile`)."""
+        return self.translate.process
+
+    @property
+    def log_path(self) -> Path:
+        return self.translate.log_path
+
+    def start(self) -> _StageWorkers:
+        for stage in self.stages:
+            stage.start()
+        return self
+
+    def first_consume(self) -> float | None:
+        return None
+
+    def consumed(self) -> float:
+        return self.translate.consumed()
+
+    def peak_rss_mb(self) -> float:
+        return sum(stage.peak_rss_mb() for stage in self.stages)
+
+    def exited(self) -> bool:
+        return any(stage.exited() for stage in self.stages)
+
+    def log_tail(self) -> str:
+        return "\n".join(stage.log_tail() for stage in self.stages)
+
+    def stop(self) -> None:
+        for stage in self.stages:
+            stage.stop()
+
 
 @dataclass
 class _Pipeline:
@@ -155,7 +206,7 @@ class _Pipeline:
     name: str
     source: str
     outputs: list[str]
-    worker: Callable[[], _Worker]
+    worker: Callable[[], _Worker | _StageWorkers]
     families: int
     seed: int = 42
     """Of the generated events; the rekey pipelines share one group and its dedupe memory, so each needs its own
@@ -263,8 +314,8 @@ class Bench:
             task = bar.add_task(what, total=total)
             yield lambda done: bar.update(task, completed=done)
 
-    def wait_outputs(self, worker: _Worker, outputs: list[str], base: dict[tuple[str, int], int], target: int,
-                     what: str, first_seen: list[float] | None = None) -> dict[tuple[str, int], int]:
+    def wait_outputs(self, worker: _Worker | _StageWorkers, outputs: list[str], base: dict[tuple[str, int], int],
+                     target: int, what: str, first_seen: list[float] | None = None) -> dict[tuple[str, int], int]:
         """Poll every 0.2 s until `target` records were produced past `base`; note the first consume time.
 
         Gives up when nothing was produced for STALL seconds (a slow machine is fine, a stuck worker is not)."""
@@ -285,7 +336,7 @@ class Bench:
                 update(min(done, target))
                 if done >= target:
                     return ends
-                if worker.process is not None and worker.process.poll() is not None:
+                if worker.exited():
                     raise RuntimeError(f"{worker.name} exited:\n{worker.log_tail()}")
                 if done > progress:
                     progress, progressed = done, time.monotonic()
@@ -314,7 +365,7 @@ class Bench:
                 result.append((created, float(message.timestamp()[1] - created)))  # type: ignore[attr-defined]
         return sorted(result)
 
-    def _profile(self, worker: _Worker) -> subprocess.Popen[bytes]:
+    def _profile(self, worker: _Worker | _StageWorkers) -> subprocess.Popen[bytes]:
         """py-spy (raw folded stacks, non-blocking, waits included) on the worker for the first seconds of the
         backlog: a loop waiting for records or for the producer shows as such, not as a shorter profile."""
         assert worker.process is not None
@@ -331,11 +382,11 @@ class Bench:
         load_before = os.getloadavg()[0]
         events = self.fill(pipeline.source, pipeline.seed, pipeline.events or self.events)
         worker = pipeline.worker()
+        base = self.end_offsets(pipeline.outputs)  # before the start: a worker may produce before it reads ready
         with self.console.status(f"starting {pipeline.name} ..."):
             worker.start()
         profiler = self._profile(worker) if self.profile_seconds else None
         try:
-            base = self.end_offsets(pipeline.outputs)
             first: list[float] = []
             ends = self.wait_outputs(worker, pipeline.outputs, base, events * pipeline.families,
                                      "backlog re-keyed", first)
@@ -399,11 +450,13 @@ def _pipelines(stack: DemoStack, workdir: Path) -> list[_Pipeline]:
     python = sys.executable
     stamp = workdir / "passthrough.first-consume"
 
-    def rekey(name: str, env: dict[str, str]) -> Callable[[], _Worker]:
+    def rekey_env(env: dict[str, str]) -> dict[str, str]:
         # One consumer group for every rekey pipeline: they share the source topic, and each run must start
         # where the previous one stopped (its own backlog only).
-        return lambda: _Worker(name, {**env, "REKEY_APP_ID": "rekey-bench-acl",
-                                      "REKEY_DATA_DIR": str(workdir / "state")}, workdir, None)
+        return {**env, "REKEY_APP_ID": "rekey-bench-acl", "REKEY_DATA_DIR": str(workdir / "state")}
+
+    def rekey(name: str, env: dict[str, str]) -> Callable[[], _Worker]:
+        return lambda: _Worker(name, rekey_env(env), workdir, None)
 
     pipelines = [
         # Not reported: the broker's JVM starts with the stack and compiles its hot paths as they come (C2 took
@@ -417,6 +470,8 @@ def _pipelines(stack: DemoStack, workdir: Path) -> list[_Pipeline]:
                   seed=43),
         _Pipeline("rekey_exactly_once", "rekey ACL, 1 family, exactly-once", SOURCE, first_outputs,
                   rekey("exactly-once", {**one_family, "REKEY_PROCESSING_GUARANTEE": "exactly_once"}), 1, seed=44),
+        _Pipeline("rekey_stage_workers", "rekey ACL, 1 family, 2 workers (one per stage)", SOURCE, first_outputs,
+                  lambda: _StageWorkers("stage-workers", rekey_env(one_family), workdir), 1, seed=46),
         # Its state holds a dedupe entry per event and a sequence per key: at least STATE_KEYS keys, more when
         # the runs before it left theirs.
         _Pipeline("rekey_state_1m", "rekey ACL, 1 family, 1,000,000+ state keys", SOURCE, first_outputs,
