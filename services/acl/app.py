@@ -59,4 +59,6 @@ def create_worker(settings: RuntimeSettings, stages: frozenset[Stage] = frozense
         processors.append(SequenceStage(sequencing, group_id, handoff, settings.dedupe_horizon_hours, SERVICE))
     internal = InternalTopic(sequencing, settings.internal_partitions, settings.internal_replication_factor,
                              {"compression.type": "producer"})
-    return Worker(settings, group_id, SERVICE, processors, [internal], unmetered=frozenset({catalog.dlq_topic}))
+    role = "" if stages == frozenset(Stage) else "+".join(sorted(stages))
+    return Worker(settings, group_id, SERVICE, processors, [internal], unmetered=frozenset({catalog.dlq_topic}),
+                  role=role)

@@ -54,9 +54,12 @@ HELD_BATCHES = 4
 
 class Worker:
     def __init__(self, settings: RuntimeSettings, group_id: str, service: str, processors: Sequence[Processor],
-                 internal_topics: Sequence[InternalTopic] = (), unmetered: frozenset[str] = frozenset()) -> None:
+                 internal_topics: Sequence[InternalTopic] = (), unmetered: frozenset[str] = frozenset(),
+                 role: str = "") -> None:
         """`unmetered`: output topics left out of `rekey_produced_total` besides the internal ones (e.g. the DLQ,
-        which its own metric counts): that metric counts the service's results."""
+        which its own metric counts): that metric counts the service's results. `role`: what this worker runs when
+        its group has workers of several kinds (one ACL stage each), part of its transactional.id: workers of two
+        roles that share a worker id (one data directory, one `REKEY_WORKER_ID`) must not fence each other."""
         self.settings = settings
         self.group_id = group_id
         self.service = service
@@ -88,7 +91,7 @@ class Worker:
         self.reader = Consumer({**settings.consumer_config(f"{group_id}-restore"), "enable.partition.eof": True})
         self.watermarks = Consumer({**settings.consumer_config(f"{group_id}-restore"),
                                     "isolation.level": "read_uncommitted"})
-        self.transactional_id = f"{group_id}-{self._worker_id()}" if exactly_once else None
+        self.transactional_id = "-".join(filter(None, (group_id, role, self._worker_id()))) if exactly_once else None
         self.producers_made = 0
         self.producer = self._new_producer()
         self.admin = AdminClient(settings.kafka.librdkafka())

@@ -99,8 +99,9 @@ class _Worker(ServiceProcess):
     """A bench worker: `python -m MODULE ARGS` (faust baseline, passthrough) or `rekey run acl`."""
 
     def __init__(self, name: str, env: dict[str, str], log_dir: Path, argv: list[str] | None,
-                 http: bool = True, stamp: Path | None = None) -> None:
-        super().__init__("acl", env, log_dir, name=name)
+                 http: bool = True, stamp: Path | None = None, args: tuple[str, ...] = ()) -> None:
+        """`argv`: a baseline's command; None runs `rekey run acl ARGS`."""
+        super().__init__("acl", env, log_dir, name=name, args=args)
         self.argv = argv
         self.http = http
         self.stamp = stamp
@@ -158,11 +159,10 @@ class _StageWorkers:
     core to work (one Python process uses one). Its peak RSS is the sum of both workers' peaks."""
 
     def __init__(self, name: str, env: dict[str, str], log_dir: Path) -> None:
-        rekey = str(Path(sys.executable).with_name("rekey"))
         self.name = name
         # The sequence stage first: ready, it waits for the translate stage's records, whose first consume then
         # starts the clock as a single worker's does.
-        self.stages = [_Worker(f"{name}-{stage}", env, log_dir, [rekey, "run", "acl", "--stage", stage])
+        self.stages = [_Worker(f"{name}-{stage}", env, log_dir, None, args=("--stage", stage))
                        for stage in ("sequence", "translate")]
         self.translate = self.stages[1]
 

@@ -8,7 +8,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import httpx
@@ -26,8 +26,11 @@ def _ephemeral_port() -> int:
 class ServiceProcess:
     """`rekey run SERVICE` in a subprocess with its own web port, log file and environment."""
 
-    def __init__(self, service: str, env: Mapping[str, str], log_dir: Path, name: str | None = None) -> None:
+    def __init__(self, service: str, env: Mapping[str, str], log_dir: Path, name: str | None = None,
+                 args: Sequence[str] = ()) -> None:
+        """`args` follow `rekey run SERVICE` (e.g. `--stage translate`)."""
         self.service = service
+        self.args = list(args)
         self.name = name or service
         self.port = _ephemeral_port()
         self.env = {**os.environ, **env, "REKEY_WEB_PORT": str(self.port)}
@@ -38,7 +41,7 @@ class ServiceProcess:
         rekey = str(Path(sys.executable).with_name("rekey"))
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
-                [rekey, "run", self.service], env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                [rekey, "run", self.service, *self.args], env=self.env, stdout=log, stderr=subprocess.STDOUT,
                 start_new_session=True, preexec_fn=terminate_with_parent,
             )
         deadline = time.monotonic() + ready_timeout

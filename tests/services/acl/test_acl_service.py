@@ -125,6 +125,36 @@ def test_every_valid_record_once_on_its_partition_with_dense_sequences(
         assert headers["dlq.reason"] and headers["dlq.error"] and headers["dlq.service.version"]
 
 
+@pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once"])
+def test_the_stages_as_two_workers_write_every_record_once(
+    provisioned_catalog: tuple[Path, Catalog], kafka_bootstrap: str, schema_registry_url: str, tmp_path: Path,
+    guarantee: str,
+) -> None:
+    """The chart's `stages.split`: `rekey run acl --stage sequence` and `--stage translate` as two workers of one
+    group, here side by side on one host with one data directory, as two commands started there would be."""
+    catalog_path, catalog = provisioned_catalog
+    source = catalog.sources[0].name
+    manifest = tmp_path / "manifest.jsonl"
+    _generate(kafka_bootstrap, source, manifest, 3000, seed=11)
+    events, poison = manifest_expectations(manifest, source)
+    env = _env(catalog_path, kafka_bootstrap, schema_registry_url, tmp_path, guarantee)
+    stages = [ServiceProcess("acl", env, tmp_path, name=f"acl-{stage}", args=("--stage", stage))
+              for stage in ("sequence", "translate")]
+    try:
+        sequence, translate = (stage.start() for stage in stages)
+        _wait_drained(sequence, len(events) * len(catalog.sources[0].feeds))
+        dead_lettered = wait_until(lambda: translate.metric("rekey_dead_lettered_total", service="acl"), 30,
+                                   "the translate stage dead-lettered the poison pills")
+        for stage in stages:
+            stage.terminate()
+    finally:
+        for stage in stages:
+            stage.stop()
+    assert dead_lettered == len(poison)
+    _check(catalog, kafka_bootstrap, schema_registry_url, manifest, source, guarantee == "exactly_once",
+           env["REKEY_APP_ID"])
+
+
 def test_restarted_worker_with_empty_state_continues_every_sequence(
     provisioned_catalog: tuple[Path, Catalog], kafka_bootstrap: str, schema_registry_url: str, tmp_path: Path,
 ) -> None:
