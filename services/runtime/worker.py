@@ -125,7 +125,7 @@ class Worker:
                     self._process(messages)
                 del messages  # else the next batch is fetched while this one is still held: two batches in memory
                 self.last_loop = now = time.monotonic()
-                self.producer.poll(0)
+                self._checkpoint_step(self._serve_producer_reports)
                 self.checkpoint.persist_some()
                 if self.checkpoint.draining is not None and (self.checkpoint.drained()
                                                              or len(self.held) >= self.hold_limit):
@@ -257,14 +257,14 @@ class Worker:
         """Finish the checkpoint under way, then take the next; a final one (revocation, stop) waits for nothing on
         another thread: it commits the offsets still being committed itself (`fold_commit`)."""
         if self.checkpoint.draining is not None and not self._checkpoint_step(
-                partial(self.checkpoint.finish_drain, final)):
+                partial(self.checkpoint.finish_drain, final), final):
             return
         if self.checkpoint.committing is not None:
             if final and not self.checkpoint.offsets_committed():
                 self.checkpoint.fold_commit()
-            elif not self._finish_commit():
+            elif not self._checkpoint_step(self.checkpoint.finish_commit, final):
                 return
-        self._checkpoint_step(partial(self.checkpoint.commit, final))
+        self._checkpoint_step(partial(self.checkpoint.commit, final), final)
 
     def _finish_drain(self) -> bool:
         """Finish the draining checkpoint (waiting for the producer if need be; once the outputs before it are
@@ -276,24 +276,36 @@ class Worker:
         it was refused (the worker rewound)."""
         return self._checkpoint_step(self.checkpoint.finish_commit)
 
+    def _serve_producer_reports(self) -> None:
+        """The producer's delivery and error reports; a fatal error it raises here (fenced by a newer instance with
+        its transactional.id) fails like a checkpoint step: the producer is replaced and the worker rewinds."""
+        self.producer.poll(0)
+
     def _send_held(self) -> None:
         held, self.held = self.held, []
         self._send(held)
 
-    def _checkpoint_step(self, step: Callable[[], float | None]) -> bool:
-        """Run a checkpoint step; when it fails, rewind to the committed offsets and return False."""
+    def _checkpoint_step(self, step: Callable[[], float | None], final: bool = False) -> bool:
+        """Run a checkpoint step; when it fails, rewind to the committed offsets and return False. A failed final
+        step only drops the uncommitted work: the partitions are being given up (their next owner, or this worker
+        once they are assigned again, starts at the committed offsets), and inside a revocation the consumer
+        cannot say where that is (its committed-offsets requests timed out until the stop took over 30 s)."""
         try:
             seconds = step()
             if seconds is not None:
                 CHECKPOINT_SECONDS.labels(self.service).observe(seconds)
             return True
         except CheckpointFailed as failure:
-            log.error("checkpoint failed: rewinding to the committed offsets", reason=str(failure))
+            log.error("checkpoint failed: dropping the uncommitted work", reason=str(failure), final=final)
         except KafkaException as error:
             if not error.args[0].fatal():
                 raise
-            log.error("producer failed for good: replacing it and rewinding", error=str(error.args[0]))
-        self._rewind()
+            log.error("producer failed for good: replacing it, dropping the uncommitted work",
+                      error=str(error.args[0]), final=final)
+        if final:
+            self._abandon()
+        else:
+            self._rewind()
         return False
 
     def _rewind(self) -> None:

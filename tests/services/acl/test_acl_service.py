@@ -155,6 +155,34 @@ def test_the_stages_as_two_workers_write_every_record_once(
            env["REKEY_APP_ID"])
 
 
+def test_a_worker_fenced_again_and_again_keeps_running_and_stops_at_once(
+    provisioned_catalog: tuple[Path, Catalog], kafka_bootstrap: str, schema_registry_url: str, tmp_path: Path,
+) -> None:
+    """Two workers given one `REKEY_WORKER_ID` under exactly-once (a misconfiguration) fence each other's producer
+    over and over. Each replaces its producer and goes on; a SIGTERM then stops it cleanly within seconds. (A fatal
+    error raised by the producer's `poll` killed the worker; a stop whose last checkpoint was fenced asked for the
+    committed offsets inside the revocation until it took over a minute.)"""
+    catalog_path, catalog = provisioned_catalog
+    source = catalog.sources[0].name
+    _generate(kafka_bootstrap, source, tmp_path / "manifest.jsonl", 60000, seed=21)
+    env = {**_env(catalog_path, kafka_bootstrap, schema_registry_url, tmp_path, "exactly_once"),
+           "REKEY_WORKER_ID": "shared"}
+    first = ServiceProcess("acl", env, tmp_path, name="acl-1")
+    second = ServiceProcess("acl", {**env, "REKEY_DATA_DIR": str(tmp_path / "other")}, tmp_path, name="acl-2")
+    try:
+        first.start()
+        second.start()
+        wait_until(lambda: first.log_tail(2000).count("producer unusable: replacing it") >= 2, 120,
+                   "the first worker was fenced and replaced its producer twice")
+        assert first.process is not None and first.process.poll() is None, first.log_tail(60)
+        stop_seconds = first.terminate()
+    finally:
+        first.stop()
+        second.stop()
+    assert first.process.returncode == 0, first.log_tail(60)
+    assert stop_seconds < 30, f"clean stop took {stop_seconds:.1f}s"
+
+
 def test_restarted_worker_with_empty_state_continues_every_sequence(
     provisioned_catalog: tuple[Path, Catalog], kafka_bootstrap: str, schema_registry_url: str, tmp_path: Path,
 ) -> None:
