@@ -256,25 +256,24 @@ class Worker:
     def _checkpoint(self, final: bool = False) -> None:
         """Finish the checkpoint under way, then take the next; a final one (revocation, stop) waits for nothing on
         another thread: it commits the offsets still being committed itself (`fold_commit`)."""
-        if self.checkpoint.draining is not None and not self._checkpoint_step(
-                partial(self.checkpoint.finish_drain, final), final):
+        if self.checkpoint.draining is not None and not self._finish_drain(final):
             return
         if self.checkpoint.committing is not None:
             if final and not self.checkpoint.offsets_committed():
                 self.checkpoint.fold_commit()
-            elif not self._checkpoint_step(self.checkpoint.finish_commit, final):
+            elif not self._finish_commit(final):
                 return
         self._checkpoint_step(partial(self.checkpoint.commit, final), final)
 
-    def _finish_drain(self) -> bool:
+    def _finish_drain(self, final: bool = False) -> bool:
         """Finish the draining checkpoint (waiting for the producer if need be; once the outputs before it are
-        delivered, the held ones are produced: `_send_held`); False when it failed (the worker rewound)."""
-        return self._checkpoint_step(self.checkpoint.finish_drain)
+        delivered, the held ones are produced: `_send_held`); False when it failed (`_checkpoint_step`)."""
+        return self._checkpoint_step(partial(self.checkpoint.finish_drain, final), final)
 
-    def _finish_commit(self) -> bool:
+    def _finish_commit(self, final: bool = False) -> bool:
         """Finish the checkpoint whose offsets are being committed (waiting for the commit if need be); False when
-        it was refused (the worker rewound)."""
-        return self._checkpoint_step(self.checkpoint.finish_commit)
+        it was refused (`_checkpoint_step`)."""
+        return self._checkpoint_step(self.checkpoint.finish_commit, final)
 
     def _serve_producer_reports(self) -> None:
         """The producer's delivery and error reports; a fatal error it raises here (fenced by a newer instance with
