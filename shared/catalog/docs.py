@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from shared.catalog.models import IDEMPOTENCY_MEANINGS, Catalog, Family, OwnedTopic, SourceTopic, TopicSpec
 from shared.keys import ORDERING_GUARANTEES
-from shared.translation.debezium import DebeziumColumns
+from shared.translation.debezium import DebeziumSource
 from shared.translation.mapping import MAPPED_FIELDS, Condition, FieldSource, SourceMapping
 from shared.translation.timestamps import TimeEncoding
 
@@ -89,9 +89,15 @@ def _topic(topic: TopicSpec) -> list[str]:
 
 def _translation_rows(topic: SourceTopic) -> list[tuple[str, str]]:
     translation = topic.translation
-    if isinstance(translation, DebeziumColumns):
-        columns = ", ".join(f"{name} `{column}`" for name, column in translation.model_dump().items() if column)
-        return [("Format", "`debezium` (translated in code)"), ("Columns", columns)]
+    if isinstance(translation, DebeziumSource):
+        rows = [("Format", "`debezium` (translated in code)")]
+        if topic.columns is not None:
+            rows.append(("Columns", ", ".join(f"{name} `{column}`"
+                                              for name, column in translation.columns.model_dump().items() if column)))
+        id_sources = (("org_id", translation.org_id), ("interaction_id", translation.interaction_id))
+        rows.extend((f"`{name}` from", ", else ".join(_field_source(source) for source in sources))
+                    for name, sources in id_sources if sources)
+        return rows
     if not isinstance(translation, SourceMapping):
         return [("Format", f"`{translation}` (translated in code)")]
     declared = f"`{topic.format}` preset" if topic.format else "declared mapping"
@@ -112,7 +118,8 @@ def _translation_rows(topic: SourceTopic) -> list[tuple[str, str]]:
 def _field_source(source: FieldSource) -> str:
     where = (f"`{source.path}`" if source.path is not None else "the record key" if source.key
              else f"header `{source.header}`" if source.header is not None
-             else "the record timestamp" if source.record_timestamp else f"constant `{source.constant}`")
+             else "the record timestamp" if source.record_timestamp else "the topic name" if source.topic
+             else f"column `{source.column}`" if source.column is not None else f"constant `{source.constant}`")
     if source.pattern is not None:
         where += f" (group of `{source.pattern}`)"
     if source.split is not None:

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from shared.catalog.tables import FamilyTable, TopicTarget
 from shared.keys import BaseKeyStrategy, KeyStrategy
-from shared.translation.debezium import DebeziumColumns
+from shared.translation.debezium import DebeziumColumns, DebeziumSource
 from shared.translation.mapping import MappingOverrides, SourceMapping
 from shared.translation.presets import PRESETS
 from shared.translation.source import SourceFormat
@@ -128,15 +128,15 @@ class SourceTopic(TopicSpec):
     managed: bool = Field(
         default=False, description="True: `rekey topics apply` creates it (demo); false: an upstream team owns it."
     )
-    _translation: SourceFormat | SourceMapping | DebeziumColumns = PrivateAttr()
+    _translation: SourceFormat | SourceMapping | DebeziumSource = PrivateAttr()
 
     @model_validator(mode="after")
     def _translation_declared(self) -> SourceTopic:
-        if self.columns is not None:
-            if self.format is not SourceFormat.DEBEZIUM or self.mapping is not None:
-                raise ValueError("columns are declared for format debezium only (others take a mapping)")
-            self._translation = self.columns
+        if self.format is SourceFormat.DEBEZIUM:
+            self._translation = self._debezium()
             return self
+        if self.columns is not None:
+            raise ValueError("columns are declared for format debezium only (others take a mapping)")
         if self.mapping is None:
             if self.format is None:
                 raise ValueError("declare a format (a preset) or a mapping")
@@ -156,8 +156,19 @@ class SourceTopic(TopicSpec):
         self._translation = self.mapping.over(preset)
         return self
 
+    def _debezium(self) -> DebeziumSource:
+        """A debezium source's columns, and where its ids are when its mapping says (org_id, interaction_id)."""
+        mapping = self.mapping or MappingOverrides()
+        others = sorted(name for name, value in mapping.model_dump(exclude_none=True).items()
+                        if name not in ("org_id", "interaction_id"))
+        if others:
+            raise ValueError(f"mapping: format debezium takes org_id and interaction_id only (got {', '.join(others)}"
+                             f"; the event time and interaction type are columns)")
+        return DebeziumSource(columns=self.columns or DebeziumColumns(), org_id=mapping.org_id or (),
+                              interaction_id=mapping.interaction_id or ())
+
     @property
-    def translation(self) -> SourceFormat | SourceMapping | DebeziumColumns:
+    def translation(self) -> SourceFormat | SourceMapping | DebeziumSource:
         """What `shared.translation.translate` takes for this source's records (the same object every time)."""
         return self._translation
 

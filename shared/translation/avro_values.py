@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shared.avro import AvroCodecError, ParsedSchema, WireFormatError, decode_body, parse_schema, unframe
+from shared.translation.connect_values import ConnectType, ConnectTypes
 from shared.translation.fields import fail, json_object
 from shared.translation.outcomes import PoisonReason
 
@@ -46,9 +47,9 @@ def value_object(value: bytes, what: str, avro: AvroValues | None) -> tuple[dict
 class WriterSchema:
     schema_id: int
     parsed: ParsedSchema
-    connect_names: Mapping[tuple[str, str], str] = field(default_factory=dict)
-    """`(field, subfield) -> connect.name` for the fields of each record-typed field of the top-level record
-    (a Debezium envelope's `before.updated_at`, ...)."""
+    connect_types: Mapping[str, ConnectTypes] = field(default_factory=dict)
+    """For each record-typed field of the top-level record (a Debezium envelope's `before`, `after`), its fields'
+    `connect.name` and decimal scale: `shared.translation.connect_values` reads its values by them."""
 
 
 class AvroValues:
@@ -88,7 +89,7 @@ class AvroValues:
 def writer_schema(schema_id: int, text: str) -> WriterSchema:
     """Parse a registered schema for decoding (logical types left out) and note its Connect type names."""
     document = json.loads(text)
-    return WriterSchema(schema_id, parse_schema(_without_logical_types(document)), _connect_names(document))
+    return WriterSchema(schema_id, parse_schema(_without_logical_types(document)), _connect_types(document))
 
 
 def _without_logical_types(schema: Any) -> Any:
@@ -99,20 +100,20 @@ def _without_logical_types(schema: Any) -> Any:
     return schema
 
 
-def _connect_names(schema: Any) -> dict[tuple[str, str], str]:
+def _connect_types(schema: Any) -> dict[str, ConnectTypes]:
     """For each field of the top-level record whose type is a record (or a union with one, or the name of one
-    defined earlier), the `connect.name` of that record's fields."""
+    defined earlier), the Connect types of that record's fields."""
     if not isinstance(schema, dict) or schema.get("type") != "record":
         return {}
     named: dict[str, dict[str, Any]] = {}
-    names: dict[tuple[str, str], str] = {}
+    types: dict[str, ConnectTypes] = {}
     for outer in _record_fields(schema):
         inner = _record_of(outer.get("type"), named, schema.get("namespace"))
-        for column in _record_fields(inner):
-            connect_name = _connect_name(column.get("type"))
-            if connect_name is not None:
-                names[(str(outer.get("name")), str(column.get("name")))] = connect_name
-    return names
+        if inner is not None:
+            types[str(outer.get("name"))] = tuple(
+                (str(column.get("name")), connect_type) for column in _record_fields(inner)
+                if (connect_type := _connect_type(column.get("type"))) is not None)
+    return types
 
 
 def _record_fields(record: dict[str, Any] | None) -> list[dict[str, Any]]:
@@ -138,9 +139,11 @@ def _record_of(schema: Any, named: dict[str, dict[str, Any]], namespace: object)
     return None
 
 
-def _connect_name(schema: Any) -> str | None:
+def _connect_type(schema: Any) -> ConnectType | None:
     if isinstance(schema, list):
-        return next((name for member in schema if (name := _connect_name(member)) is not None), None)
+        return next((found for member in schema if (found := _connect_type(member)) is not None), None)
     if isinstance(schema, dict) and isinstance(schema.get("connect.name"), str):
-        return str(schema["connect.name"])
+        parameters = schema.get("connect.parameters")
+        scale = parameters.get("scale") if isinstance(parameters, dict) else None
+        return str(schema["connect.name"]), scale if isinstance(scale, str) else None
     return None

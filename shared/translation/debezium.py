@@ -1,21 +1,26 @@
-"""Debezium change events of the `interactions` table -> domain event draft.
+"""Debezium change events of a captured table -> domain event draft.
 
-The table (PostgreSQL, primary key `(org_id, interaction_id)`, so even a delete's `before` image with the
-default replica identity carries both ids):
-
-    org_id text, interaction_id text, status text (queued|ringing|active|transferred|completed|abandoned),
-    interaction_type text (call|chat|email|callback), agent_id text null, queue_id text null,
-    updated_at timestamptz
+The default table (PostgreSQL): `org_id text, interaction_id text, status text, interaction_type text,
+agent_id text null, queue_id text null, updated_at timestamptz`, under any primary key (a surrogate `id` is the
+common case). A catalog source names other columns with `columns` (`DebeziumColumns`), and may take the org and
+interaction ids from anywhere a mapping can (`DebeziumSource`: a `column`, a `path` into the change event such as
+`source.schema` or `source.db`, the `topic`, a `constant`, with fallbacks), so that a schema- or
+database-per-tenant layout without an org column maps too.
 
 Values come from the JSON converter, with (`{"schema": ..., "payload": {...}}`) or without the wrapper, or from
 the Avro converter (Confluent wire format, `shared.translation.avro_values`; keys too). Integer ids are accepted
-and rendered in decimal. `updated_at` is read as the connector encodes it (`shared.translation.timestamps`):
-`timestamptz` as an ISO-8601 string (ZonedTimestamp), `timestamp` as epoch micro- or milliseconds
-(MicroTimestamp with the default `time.precision.mode`, Timestamp with `connect`); the schema block or the Avro
-writer schema names the type when there is one, the magnitude decides when there is none.
+and rendered in decimal. The event-time column is read as the connector encodes it
+(`shared.translation.timestamps`); the schema block or the Avro writer schema names the type when there is one,
+the magnitude decides when there is none. The payload is the row image in plain values
+(`shared.translation.connect_values`: exact decimal strings, ISO-8601 times, unchanged TOASTed columns named, not
+passed off as values).
 
 - op c/u/r use the `after` image, op d the `before` image; event types are created/updated/snapshot/deleted.
-- Event time: the row's `updated_at` for c/u/r; for d, `source.ts_ms` (when the delete committed), or the
+- A delete whose `before` image lacks the ids (PostgreSQL's default replica identity writes only the primary
+  key) takes them from the record key when it holds them, else from the row's earlier changes: the caller's
+  `RowMemory` (the ACL's changelogged table, `rekey translate`'s dictionary) remembers each row key's ids as
+  `ids_to_remember` says. A delete of a row never seen is a dead letter of its own reason (`unknown_row`).
+- Event time: the row's event-time column for c/u/r; for d, `source.ts_ms` (when the delete committed), or the
   envelope's `ts_ms` when the source's is missing or 0 (some connectors leave it 0 in snapshots).
 - Ordering token: `source.lsn`, or the commit time as above when the connector gives no LSN.
 - Event id = dedupe id = `<schema>.<table>:<position>:<op>:<org_id>:<interaction_id>`, the position being
@@ -23,36 +28,35 @@ writer schema names the type when there is one, the magnitude decides when there
   `ts=<ts_ms>`: a redelivered change repeats it; the row ids keep snapshot rows (which share one LSN) apart.
   Sources with neither dedupe by commit millisecond, so two same-op changes of one row within one millisecond
   would collapse.
-- A delete whose `before` image lacks the ids (replica identity of the primary key only, and a key other than
-  the two ids) takes them from the record key.
-- The tombstone (null value, or a null payload in the schema wrapper) after a delete, truncates (op t), logical
-  decoding messages (op m) and the transaction metadata topic's BEGIN/END records are counted skips.
-
-A catalog source names other columns with `columns` (`DebeziumColumns`); the defaults are the table above.
+- Counted skips, never dead letters: the tombstone (null value, or a null payload in the schema wrapper) after a
+  delete, truncates (op t), logical decoding messages (op m), the transaction metadata topic's BEGIN/END records
+  and the connector's heartbeats (`{"ts_ms": ...}` on its heartbeat topic).
 """
 
 from __future__ import annotations
 
-from typing import Any, TypeGuard
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from shared.sequencing import SourcePosition
-from shared.translation.avro_values import AvroValues, value_object
-from shared.translation.fields import (
-    Invalid,
-    canonical_json,
-    fail,
-    identifier,
-    long_value,
-    optional_text,
-    text,
-)
+from shared.translation.avro_values import AvroValues, WriterSchema, value_object
+from shared.translation.connect_values import ConnectTypes, plain_row, row_converters, schema_block_types
+from shared.translation.fields import Invalid, canonical_json, fail, long_value, optional_text, text
+from shared.translation.mapping import CompiledField, FieldSource, Sources
 from shared.translation.outcomes import DomainEventDraft, Outcome, PoisonReason, Skip, SkipReason
 from shared.translation.source import SourceRecord
 from shared.translation.timestamps import encoding_of_connect_type, epoch_millis
 
 EVENT_TYPES = {"c": "created", "u": "updated", "d": "deleted", "r": "snapshot"}
+RowIds = tuple[str, str]
+"""A captured row's org id and interaction id."""
+
+
+class RowMemory(Protocol):
+    """The ids of the rows a translator has seen, by source record: what a delete without them looks up."""
+
+    def ids_of(self, record: SourceRecord) -> RowIds | None: ...
 
 
 class DebeziumColumns(BaseModel):
@@ -68,66 +72,167 @@ class DebeziumColumns(BaseModel):
 DEFAULT_COLUMNS = DebeziumColumns()
 
 
+class DebeziumSource(BaseModel):
+    """A `debezium` source's declaration: its columns, and where its org and interaction ids are (by default the
+    `columns`' org and interaction columns)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    columns: DebeziumColumns = DEFAULT_COLUMNS
+    org_id: Sources = ()
+    interaction_id: Sources = ()
+
+    def id_sources(self) -> tuple[Sources, Sources]:
+        return (self.org_id or (FieldSource(column=self.columns.org_id),),
+                self.interaction_id or (FieldSource(column=self.columns.interaction_id),))
+
+
+DEFAULT_SOURCE = DebeziumSource()
+
+
 def cdc_event_id(table: str, position: str, op: str, org_id: str, interaction_id: str) -> str:
     """The event id (and dedupe id) of a change: `table` schema-qualified, `position` `lsn=N` or `ts=N`."""
     return f"{table}:{position}:{op}:{org_id}:{interaction_id}"
 
 
-def translate_change(record: SourceRecord, avro: AvroValues | None = None,
-                     columns: DebeziumColumns = DEFAULT_COLUMNS) -> Outcome:
-    """`avro`: reads values and keys of the Avro converter (without it they are poison pills)."""
-    if record.value is None:
-        return Skip(SkipReason.TOMBSTONE, "tombstone (null value) following a delete")
-    change, writer = value_object(record.value, "change event value", avro)
-    schema: object = None
-    if writer is None and "payload" in change and "schema" in change:
-        schema = change["schema"]
-        change = change["payload"]
-        if change is None:
-            return Skip(SkipReason.TOMBSTONE, "null payload in the schema wrapper")
-        if not isinstance(change, dict):
-            fail(PoisonReason.SCHEMA_INVALID, "payload of the schema wrapper is not an object", "payload")
-    op = change.get("op")
-    if op == "t":
-        return Skip(SkipReason.TRUNCATE, "truncate of the table")
-    if op == "m":
-        return Skip(SkipReason.MESSAGE, "logical decoding message (names no row)")
-    if op is None and change.get("status") in ("BEGIN", "END"):
+def ids_to_remember(record: SourceRecord, outcome: Outcome) -> tuple[bytes, RowIds] | None:
+    """The row key and ids a translated change teaches a `RowMemory` (None: nothing to remember)."""
+    if isinstance(outcome, DomainEventDraft) and outcome.change_op is not None and record.key:
+        return record.key, (outcome.org_id, outcome.interaction_id)
+    return None
+
+
+class ChangeTranslator:
+    """`translate` for one Debezium source, compiled once."""
+
+    def __init__(self, declared: DebeziumSource = DEFAULT_SOURCE) -> None:
+        self.columns = declared.columns
+        org_sources, interaction_sources = declared.id_sources()
+        # A column is read from the image the change carries: the `after` or `before` object of the change event,
+        # or the record key's columns, put under `key` for it.
+        self.ids = {image: (CompiledField(_in_image(org_sources, image)),
+                            CompiledField(_in_image(interaction_sources, image)))
+                    for image in ("after", "before", "key")}
+        self.labels = f"{_labels(org_sources)}, {_labels(interaction_sources)}"
+
+    def __call__(self, record: SourceRecord, avro: AvroValues | None = None, rows: RowMemory | None = None) -> Outcome:
+        """`avro`: reads values and keys of the Avro converter (without it they are poison pills); `rows`: the
+        ids of rows seen earlier, for deletes that do not carry them."""
+        if record.value is None:
+            return Skip(SkipReason.TOMBSTONE, "tombstone (null value) following a delete")
+        change, writer = value_object(record.value, "change event value", avro)
+        schema: object = None
+        if writer is None and "payload" in change and "schema" in change:
+            schema = change["schema"]
+            change = change["payload"]
+            if change is None:
+                return Skip(SkipReason.TOMBSTONE, "null payload in the schema wrapper")
+            if not isinstance(change, dict):
+                fail(PoisonReason.SCHEMA_INVALID, "payload of the schema wrapper is not an object", "payload")
+        op = change.get("op")
+        if op is None:
+            skip = _marker(change)
+            if skip is not None:
+                return skip
+        if op == "t":
+            return Skip(SkipReason.TRUNCATE, "truncate of the table")
+        if op == "m":
+            return Skip(SkipReason.MESSAGE, "logical decoding message (names no row)")
+        if not isinstance(op, str) or op not in EVENT_TYPES:
+            fail(PoisonReason.SCHEMA_INVALID, f"op {str(op)[:16]!r} is not one of c, u, d, r, t", "op")
+        source = _object(change, "source")
+        if op == "d":
+            image, row, (org_id, interaction_id) = self._deleted(change, record, avro, rows)
+            types = _types(writer, schema, image)
+            event_time_ms = long_value(_commit_ms(change, source), "source.ts_ms", PoisonReason.BAD_TIMESTAMP)
+        else:
+            image, row = "after", _object(change, "after")
+            types = _types(writer, schema, image)
+            org_field, interaction_field = self.ids[image]
+            org_id = org_field.text(change, record, PoisonReason.MISSING_ORG_ID)
+            interaction_id = interaction_field.text(change, record, PoisonReason.MISSING_INTERACTION_ID)
+            event_time_ms = self._event_time(row, image, types)
+        ordering_token, position = _position(source, _commit_ms(change, source))
+        if not source.get("table"):
+            fail(PoisonReason.SCHEMA_INVALID, "source.table is missing", "source.table")
+        table = ".".join(text(source[part], f"source.{part}") for part in ("schema", "table") if source.get(part))
+        event_id = cdc_event_id(table, position, op, org_id, interaction_id)
+        interaction_type = self.columns.interaction_type
+        return DomainEventDraft(
+            org_id=org_id,
+            interaction_id=interaction_id,
+            event_id=event_id,
+            event_type=EVENT_TYPES[op],
+            interaction_type=None if interaction_type is None else optional_text(
+                row, interaction_type, f"{image}.{interaction_type}"),
+            event_time_ms=event_time_ms,
+            source=SourcePosition(record.topic, record.partition, record.offset),
+            ordering_token=ordering_token,
+            change_op=op,
+            payload=canonical_json(plain_row(row, row_converters(types)), image),
+            dedupe_id=event_id,
+        )
+
+    def _event_time(self, row: dict[str, Any], image: str, types: ConnectTypes) -> int:
+        column = self.columns.event_time
+        time_type = next((connect_type[0] for name, connect_type in types if name == column), None)
+        return epoch_millis(row.get(column), f"{image}.{column}", encoding_of_connect_type(time_type))
+
+    def _ids(self, change: dict[str, Any], record: SourceRecord, image: str) -> RowIds | None:
+        org_field, interaction_field = self.ids[image]
+        org_id = org_field.optional_text(change, record)
+        interaction_id = interaction_field.optional_text(change, record)
+        return None if org_id is None or interaction_id is None else (org_id, interaction_id)
+
+    def _deleted(self, change: dict[str, Any], record: SourceRecord, avro: AvroValues | None,
+                 rows: RowMemory | None) -> tuple[str, dict[str, Any], RowIds]:
+        """The image a delete is read from, the row it names, and its ids: from its `before` image, else its
+        record key, else the row's earlier changes."""
+        before = change.get("before")
+        if before is not None and not isinstance(before, dict):
+            fail(PoisonReason.SCHEMA_INVALID, "before is not an object", "before")
+        if before is not None and (ids := self._ids(change, record, "before")) is not None:
+            return "before", before, ids
+        keyed = _key_row(record.key, avro)
+        if keyed is not None:
+            change["key"] = keyed
+            if (ids := self._ids(change, record, "key")) is not None:
+                return "key", keyed, ids
+        remembered = None if rows is None else rows.ids_of(record)
+        if remembered is None:
+            key = (record.key or b"").decode("utf-8", "replace")[:96]
+            fail(PoisonReason.UNKNOWN_ROW, f"delete of row {key!r}: its before image and key lack the ids "
+                                           f"({self.labels}) and no earlier change of the row was seen", "before")
+        return "before", before if before is not None else keyed or {}, remembered
+
+
+def translate_change(record: SourceRecord, avro: AvroValues | None = None, rows: RowMemory | None = None) -> Outcome:
+    """A change of the default table (`DebeziumSource()`)."""
+    return _DEFAULT(record, avro, rows)
+
+
+def _in_image(sources: Sources, image: str) -> Sources:
+    """`sources` with each `column` read from `image` of the change event."""
+    return tuple(FieldSource.model_validate({**source.model_dump(exclude_defaults=True), "column": None,
+                                             "path": f"{image}.{source.column}"})
+                 if source.column is not None else source for source in sources)
+
+
+def _labels(sources: Sources) -> str:
+    return " or ".join(source.label for source in sources)
+
+
+def _types(writer: WriterSchema | None, schema: object, image: str) -> ConnectTypes:
+    """The Connect types of `image`'s columns, from the Avro writer schema or the JSON converter's schema block."""
+    return writer.connect_types.get(image, ()) if writer is not None else schema_block_types(schema, image)
+
+
+def _marker(change: dict[str, Any]) -> Skip | None:
+    """A record without an op that names no row: a transaction BEGIN/END or a heartbeat (None: neither)."""
+    if change.get("status") in ("BEGIN", "END"):
         return Skip(SkipReason.TRANSACTION, f"transaction {change['status']} record")
-    if not isinstance(op, str) or op not in EVENT_TYPES:
-        fail(PoisonReason.SCHEMA_INVALID, f"op {str(op)[:16]!r} is not one of c, u, d, r, t", "op")
-    source = _object(change, "source")
-    image, row = _deleted_row(change, record.key, columns, avro) if op == "d" else ("after", _object(change, "after"))
-    org_id = identifier(row, columns.org_id, PoisonReason.MISSING_ORG_ID, allow_int=True,
-                        label=f"{image}.{columns.org_id}")
-    interaction_id = identifier(row, columns.interaction_id, PoisonReason.MISSING_INTERACTION_ID, allow_int=True,
-                                label=f"{image}.{columns.interaction_id}")
-    if op == "d":
-        event_time_ms = long_value(_commit_ms(change, source), "source.ts_ms", PoisonReason.BAD_TIMESTAMP)
-    else:
-        time_type = writer.connect_names.get((image, columns.event_time)) if writer is not None \
-            else _schema_block_name(schema, image, columns.event_time)
-        event_time_ms = epoch_millis(row.get(columns.event_time), f"{image}.{columns.event_time}",
-                                     encoding_of_connect_type(time_type))
-    ordering_token, position = _position(source, _commit_ms(change, source))
-    if not source.get("table"):
-        fail(PoisonReason.SCHEMA_INVALID, "source.table is missing", "source.table")
-    table = ".".join(text(source[part], f"source.{part}") for part in ("schema", "table") if source.get(part))
-    event_id = cdc_event_id(table, position, op, org_id, interaction_id)
-    return DomainEventDraft(
-        org_id=org_id,
-        interaction_id=interaction_id,
-        event_id=event_id,
-        event_type=EVENT_TYPES[op],
-        interaction_type=None if columns.interaction_type is None else optional_text(
-            row, columns.interaction_type, f"{image}.{columns.interaction_type}"),
-        event_time_ms=event_time_ms,
-        source=SourcePosition(record.topic, record.partition, record.offset),
-        ordering_token=ordering_token,
-        change_op=op,
-        payload=canonical_json(row, image),
-        dedupe_id=event_id,
-    )
+    if "ts_ms" in change and "source" not in change and "after" not in change and "before" not in change:
+        return Skip(SkipReason.HEARTBEAT, "connector heartbeat")
+    return None
 
 
 def _object(change: dict[str, Any], name: str) -> dict[str, Any]:
@@ -161,24 +266,6 @@ def _position(source: dict[str, Any], commit_ms: object) -> tuple[int, str]:
     fail(PoisonReason.SCHEMA_INVALID, "source.lsn and source.ts_ms are both missing", "source.lsn")
 
 
-def _has_ids(row: object, columns: DebeziumColumns) -> TypeGuard[dict[str, Any]]:
-    return isinstance(row, dict) and row.get(columns.org_id) is not None \
-        and row.get(columns.interaction_id) is not None
-
-
-def _deleted_row(change: dict[str, Any], key: bytes | None, columns: DebeziumColumns,
-                 avro: AvroValues | None) -> tuple[str, dict[str, Any]]:
-    """The row a delete names: its `before` image, or the record key when `before` lacks the ids (a table
-    without a full replica identity whose primary key is not the two ids writes only its key columns)."""
-    before = change.get("before")
-    if _has_ids(before, columns):
-        return "before", before
-    keyed = _key_row(key, avro)
-    if keyed is not None and (_has_ids(keyed, columns) or before is None):
-        return "key", keyed
-    return "before", _object(change, "before")
-
-
 def _key_row(key: bytes | None, avro: AvroValues | None) -> dict[str, Any] | None:
     """The record key's columns (JSON converter, with or without the schema wrapper, or Avro), if it has any."""
     if not key:
@@ -192,16 +279,4 @@ def _key_row(key: bytes | None, avro: AvroValues | None) -> dict[str, Any] | Non
     return document if isinstance(document, dict) else None
 
 
-def _schema_block_name(schema: object, image: str, column: str) -> object:
-    """The Connect type name the JSON converter's schema block gives `image.column` (None when it gives none)."""
-    for block in _fields(schema):
-        if block.get("field") == image:
-            for field in _fields(block):
-                if field.get("field") == column:
-                    return field.get("name")
-    return None
-
-
-def _fields(block: object) -> list[dict[str, Any]]:
-    fields = block.get("fields") if isinstance(block, dict) else None
-    return [f for f in fields if isinstance(f, dict)] if isinstance(fields, list) else []
+_DEFAULT = ChangeTranslator()

@@ -9,7 +9,10 @@ Each field is read from the first of its sources that has a value (a list is a l
 - `key: true`: the record key, as UTF-8 text;
 - `header`: a record header, as UTF-8 text;
 - `record_timestamp: true`: the Kafka record's timestamp (epoch milliseconds), for `event_time`;
-- `constant`: a fixed value (a feed that belongs to one org).
+- `topic: true`: the record's topic name (cut to a segment: `tenant_a.crm.interactions`);
+- `constant`: a fixed value (a feed that belongs to one org);
+- `column`: a column of the captured row (`debezium` sources only: the image the change carries, or for a
+  delete the row's earlier ids), where `path` reads the change event itself (`source.schema`, `source.db`).
 
 A text value can be cut: `split` by a separator and take segment `segment` (0-based, negative from the end), or
 take the first group of the regular expression `pattern` (searched, compiled once); a value without the separator
@@ -55,13 +58,16 @@ class _Strict(BaseModel):
 
 
 class FieldSource(_Strict):
-    """Where one field's value is: exactly one of `path`, `key`, `header`, `record_timestamp`, `constant`."""
+    """Where one field's value is: exactly one of `path`, `key`, `header`, `record_timestamp`, `topic`, `constant`,
+    `column`."""
 
     path: str | None = None
     key: bool = False
     header: str | None = None
     record_timestamp: bool = False
+    topic: bool = False
     constant: str | None = None
+    column: str | None = Field(default=None, min_length=1)
     split: str | None = Field(default=None, min_length=1)
     segment: int = -1
     pattern: str | None = None
@@ -73,10 +79,11 @@ class FieldSource(_Strict):
     def _one_origin(self) -> FieldSource:
         given = [name for name, set_ in (("path", self.path is not None), ("key", self.key),
                                          ("header", self.header is not None),
-                                         ("record_timestamp", self.record_timestamp),
-                                         ("constant", self.constant is not None)) if set_]
+                                         ("record_timestamp", self.record_timestamp), ("topic", self.topic),
+                                         ("constant", self.constant is not None),
+                                         ("column", self.column is not None)) if set_]
         if len(given) != 1:
-            raise ValueError(f"give exactly one of path, key, header, record_timestamp, constant "
+            raise ValueError(f"give exactly one of path, key, header, record_timestamp, topic, constant, column "
                              f"(got {', '.join(given) or 'none'})")
         if self.path is not None and (not self.path or any(not step for step in self.path.split("."))):
             raise ValueError(f"path {self.path!r} has an empty step")
@@ -101,6 +108,10 @@ class FieldSource(_Strict):
             return "record key"
         if self.header is not None:
             return f"header {self.header}"
+        if self.column is not None:
+            return f"column {self.column}"
+        if self.topic:
+            return "topic"
         return "record timestamp" if self.record_timestamp else "constant"
 
 
@@ -151,6 +162,13 @@ class SourceMapping(_Strict):
     only: tuple[Condition, ...] = ()
     skip: tuple[Condition, ...] = ()
     _hash: int | None = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _no_columns(self) -> SourceMapping:
+        for name in MAPPED_FIELDS:
+            if any(source.column is not None for source in getattr(self, name)):
+                raise ValueError(f"{name}: column is for format debezium (a captured row); use path here")
+        return self
 
     def __hash__(self) -> int:
         # Computed once: a translator is looked up by its mapping for every record.
@@ -216,6 +234,10 @@ def _reader(source: FieldSource) -> Reader:
         return lambda _document, record: _utf8(record.headers.get(name))
     if source.record_timestamp:
         return lambda _document, record: record.timestamp_ms
+    if source.topic:
+        return lambda _document, record: record.topic
+    if source.column is not None:
+        raise ValueError(f"column {source.column!r}: a captured row's column is read by the Debezium translator")
     constant = source.constant
     return lambda _document, _record: constant
 
@@ -295,7 +317,7 @@ def _absent(value: Any) -> bool:
     return value is None or (value.__class__ is str and (not value or value.isspace()))
 
 
-class _Field:
+class CompiledField:
     """One field's fallbacks, compiled. When none has a value, the error names the last (the most general)."""
 
     def __init__(self, sources: Sources) -> None:
@@ -359,18 +381,19 @@ class MappedTranslator:
 
     def __init__(self, mapping: SourceMapping) -> None:
         self.mapping = mapping
-        self.org_id = _Field(mapping.org_id)
-        self.interaction_id = _Field(mapping.interaction_id)
-        self.event_id = _Field(mapping.event_id)
-        self.event_type = _Field(mapping.event_type)
-        self.event_time = _Field(mapping.event_time)
-        self.interaction_type = _Field(mapping.interaction_type)
+        self.org_id = CompiledField(mapping.org_id)
+        self.interaction_id = CompiledField(mapping.interaction_id)
+        self.event_id = CompiledField(mapping.event_id)
+        self.event_type = CompiledField(mapping.event_type)
+        self.event_time = CompiledField(mapping.event_time)
+        self.interaction_type = CompiledField(mapping.interaction_type)
         self.payload_read = None if mapping.payload is None else _path_reader(tuple(mapping.payload.split(".")))
         self.skip = [(condition, condition.test()) for condition in mapping.skip]
         self.only = [(condition, condition.test()) for condition in mapping.only]
 
-    def __call__(self, record: SourceRecord, avro: AvroValues | None = None) -> Outcome:
-        """`avro`: reads values in the Confluent wire format (without it they are poison pills)."""
+    def __call__(self, record: SourceRecord, avro: AvroValues | None = None, _rows: object = None) -> Outcome:
+        """`avro`: reads values in the Confluent wire format (without it they are poison pills); an event
+        stream's translation remembers no rows (`_rows`, for the translators' common signature)."""
         if record.value is None:
             return Skip(SkipReason.TOMBSTONE, "null value on an event stream")
         value = record.value

@@ -26,7 +26,7 @@ class SkipReason(StrEnum):
     NOT_AN_INTERACTION = "not_an_interaction"
     """An event of the source's stream that is not about an interaction (an audit, a rule match, presence)."""
     HEARTBEAT = "heartbeat"
-    """A keep-alive of the delivery channel (the Notification API's `channel.metadata`)."""
+    """A keep-alive of the delivery channel (the Notification API's `channel.metadata`, Debezium's heartbeats)."""
 
 
 class PoisonReason(StrEnum):
@@ -36,6 +36,8 @@ class PoisonReason(StrEnum):
     MISSING_INTERACTION_ID = "missing_interaction_id"
     MISSING_EVENT_ID = "missing_event_id"
     BAD_TIMESTAMP = "bad_timestamp"
+    UNKNOWN_ROW = "unknown_row"
+    """A CDC delete whose before image and key lack the ids, of a row no earlier change was seen of."""
     UNROUTABLE = "unroutable"
     """Translated, but its ids cannot form an output key (`shared.routing.route` refused them)."""
 

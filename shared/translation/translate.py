@@ -2,9 +2,10 @@
 service and the backfill. Pure and deterministic (no clock, no randomness); it never raises for any record
 bytes: every outcome is a DomainEventDraft, a Skip or a PoisonPill.
 
-`translation` is a source format (a translator in code, or a mapping preset), a catalog source's mapping, or the
-Debezium columns a catalog source declares. `avro` reads values in the Confluent wire format (Debezium's Avro
-converter, any Avro source a mapping declares); `ccaas-json` is JSON by definition."""
+`translation` is a source format (a translator in code, or a mapping preset), a catalog source's mapping, or a
+Debezium source's declaration. `avro` reads values in the Confluent wire format (Debezium's Avro converter, any
+Avro source a mapping declares); `ccaas-json` is JSON by definition. `rows` remembers the ids of captured rows
+for deletes that do not carry them (`remembers_rows` says which translations use it)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from collections.abc import Callable
 from functools import lru_cache, partial
 
 from shared.translation.avro_values import AvroValues
-from shared.translation.debezium import DebeziumColumns, translate_change
+from shared.translation.debezium import ChangeTranslator, DebeziumSource, RowMemory
 from shared.translation.event_stream import translate_event
 from shared.translation.fields import Invalid
 from shared.translation.mapping import MappedTranslator, SourceMapping
@@ -20,37 +21,41 @@ from shared.translation.outcomes import Outcome
 from shared.translation.presets import PRESETS
 from shared.translation.source import SourceFormat, SourceRecord
 
-Translation = SourceFormat | str | SourceMapping | DebeziumColumns
-"""A source format, a mapping, or the Debezium format with declared columns."""
-Translator = Callable[[SourceRecord, AvroValues | None], Outcome]
+Translation = SourceFormat | str | SourceMapping | DebeziumSource
+"""A source format, a mapping, or a Debezium source's declaration."""
+Translator = Callable[[SourceRecord, AvroValues | None, RowMemory | None], Outcome]
 
 
-def _ccaas_json(record: SourceRecord, _avro: AvroValues | None) -> Outcome:
+def _ccaas_json(record: SourceRecord, _avro: AvroValues | None, _rows: RowMemory | None) -> Outcome:
     return translate_event(record)
 
 
-_IN_CODE: dict[SourceFormat, Translator] = {SourceFormat.CCAAS_JSON: _ccaas_json,
-                                            SourceFormat.DEBEZIUM: translate_change}
-
-
-def translate(record: SourceRecord, translation: Translation, avro: AvroValues | None = None) -> Outcome:
+def translate(record: SourceRecord, translation: Translation, avro: AvroValues | None = None,
+              rows: RowMemory | None = None) -> Outcome:
     """Translate one source record; ValueError only for an unknown source format (a configuration error).
     What `avro`'s schema lookup raises (the registry unreachable) propagates."""
     try:
         translator = translator_for(translation)
     except ValueError as error:
         raise ValueError(f"topic {record.topic!r}: {error}") from None
-    return _outcome(translator, avro, record)
+    return _outcome(translator, avro, rows, record)
 
 
-def compiled(translation: Translation, avro: AvroValues | None = None) -> Callable[[SourceRecord], Outcome]:
+def compiled(translation: Translation, avro: AvroValues | None = None,
+             rows: RowMemory | None = None) -> Callable[[SourceRecord], Outcome]:
     """`translate` bound to one translation, for a loop over its records (the translator is looked up once)."""
-    return partial(_outcome, translator_for(translation), avro)
+    return partial(_outcome, translator_for(translation), avro, rows)
 
 
-def _outcome(translator: Translator, avro: AvroValues | None, record: SourceRecord) -> Outcome:
+def remembers_rows(translation: Translation) -> bool:
+    """Whether the translation reads a `RowMemory` (a CDC source: its deletes may lack the ids)."""
+    return isinstance(translation, DebeziumSource) or translation == SourceFormat.DEBEZIUM
+
+
+def _outcome(translator: Translator, avro: AvroValues | None, rows: RowMemory | None,
+             record: SourceRecord) -> Outcome:
     try:
-        return translator(record, avro)
+        return translator(record, avro, rows)
     except Invalid as invalid:
         return invalid.pill
 
@@ -60,8 +65,8 @@ def translator_for(translation: Translation) -> Translator:
     """The translator of a format or mapping, compiled once."""
     if isinstance(translation, SourceMapping):
         return MappedTranslator(translation)
-    if isinstance(translation, DebeziumColumns):
-        return partial(translate_change, columns=translation)
+    if isinstance(translation, DebeziumSource):
+        return ChangeTranslator(translation)
     try:
         source_format = SourceFormat(translation)
     except ValueError:
@@ -73,4 +78,6 @@ def translator_for(translation: Translation) -> Translator:
         except ValueError as incomplete:
             raise ValueError(f"format {source_format}: {incomplete}: declare the source in the catalog with "
                              f"a mapping for it") from None
-    return _IN_CODE[source_format]
+    if source_format is SourceFormat.DEBEZIUM:
+        return ChangeTranslator()
+    return _ccaas_json

@@ -89,8 +89,11 @@ def test_lookups_name_what_is_missing() -> None:
     (lambda d: d["sources"][0].update(format="csv"), "source 'genesys.conversations.raw': format: must be"),
     (lambda d: d["sources"][0].update(columns={"org_id": "tenant"}),
      "source 'genesys.conversations.raw': columns are declared for format debezium only"),
-    (lambda d: d["sources"][1].update(mapping={"org_id": {"path": "tenant"}}),
-     "source 'crm.public.interactions': mapping: format debezium is translated in code and takes no mapping"),
+    (lambda d: d["sources"][1].update(mapping={"event_id": {"path": "tenant"}}),
+     "source 'crm.public.interactions': mapping: format debezium takes org_id and interaction_id only (got "
+     "event_id"),
+    (lambda d: d["sources"][0].update(format="genesys-notifications", mapping={"org_id": {"column": "tenant"}}),
+     "column is for format debezium"),
     (lambda d: d["sources"][1].update(columns={"org_id": ""}),
      "source 'crm.public.interactions': columns.org_id: must not be empty"),
     (lambda d: d["sources"][0].pop("format"), "source 'genesys.conversations.raw': declare a format"),

@@ -16,7 +16,8 @@ from shared.translation import (
     SourceRecord,
     translate,
 )
-from shared.translation.debezium import DebeziumColumns
+from shared.translation.debezium import DebeziumColumns, DebeziumSource, ids_to_remember
+from shared.translation.mapping import MappingOverrides
 
 ROW = {
     "org_id": "org-7",
@@ -112,11 +113,11 @@ def test_truncates_are_skipped() -> None:
     (change("x", after=ROW), PoisonReason.SCHEMA_INVALID, "op"),
     ({"after": ROW, "source": SOURCE}, PoisonReason.SCHEMA_INVALID, "op"),
     (change("u", after=None), PoisonReason.SCHEMA_INVALID, "after"),
-    (change("d", after=ROW), PoisonReason.MISSING_ORG_ID, "key.org_id"),  # the key {"id": 1} names no ids
+    (change("d", after=ROW), PoisonReason.UNKNOWN_ROW, "before"),  # the key {"id": 1} names no ids, none seen
     ({"op": "u", "after": ROW}, PoisonReason.SCHEMA_INVALID, "source"),
     ({"schema": {}, "payload": [1]}, PoisonReason.SCHEMA_INVALID, "payload"),
     (change("u", after=dict(ROW, org_id=None)), PoisonReason.MISSING_ORG_ID, "after.org_id"),
-    (change("d", before={"interaction_id": "int-42"}), PoisonReason.MISSING_ORG_ID, "before.org_id"),
+    (change("d", before={"interaction_id": "int-42"}), PoisonReason.UNKNOWN_ROW, "before"),
     (change("c", after=dict(ROW, interaction_id="")), PoisonReason.MISSING_INTERACTION_ID, "after.interaction_id"),
     (change("c", after=dict(ROW, org_id=True)), PoisonReason.SCHEMA_INVALID, "after.org_id"),
     (change("u", after=dict(ROW, updated_at="27/10/2023")), PoisonReason.BAD_TIMESTAMP, "after.updated_at"),
@@ -219,8 +220,8 @@ def test_mysql_changes_dedupe_by_binlog_position() -> None:
     assert isinstance(later, DomainEventDraft) and later.ordering_token > draft.ordering_token
 
 
-COLUMNS = DebeziumColumns(org_id="tenant_id", interaction_id="conversation_id", event_time="modified_at",
-                          interaction_type=None)
+COLUMNS = DebeziumSource(columns=DebeziumColumns(org_id="tenant_id", interaction_id="conversation_id",
+                                                event_time="modified_at", interaction_type=None))
 RENAMED = {"tenant_id": 17, "conversation_id": "conv-3", "modified_at": 1698417000250999, "channel": "voice"}
 
 
@@ -239,3 +240,67 @@ def test_a_delete_with_declared_columns_takes_the_ids_from_the_key() -> None:
     assert isinstance(draft, DomainEventDraft) and (draft.org_id, draft.interaction_id) == ("17", "conv-3")
     missing = translate(SourceRecord("t", 0, 6, None, json.dumps(change("c", after=ROW)).encode()), COLUMNS)
     assert isinstance(missing, PoisonPill) and missing.field == "after.tenant_id"
+
+
+class Rows:
+    """A `RowMemory` of the rows a test names."""
+
+    def __init__(self, known: dict[bytes, tuple[str, str]]) -> None:
+        self.known = known
+
+    def ids_of(self, record: SourceRecord) -> tuple[str, str] | None:
+        return self.known.get(record.key or b"")
+
+
+def test_a_delete_with_only_the_primary_key_takes_the_ids_of_the_rows_earlier_changes() -> None:
+    """Replica identity DEFAULT on a surrogate key: `before` is `{"id": 1}` and so is the record key."""
+    record = SourceRecord("cdc.public.interactions", 1, 12, b'{"id": 1}',
+                          json.dumps(change("d", before={"id": 1})).encode())
+    draft = translate(record, "debezium", rows=Rows({b'{"id": 1}': ("org-7", "int-42")}))
+    assert isinstance(draft, DomainEventDraft)
+    assert (draft.org_id, draft.interaction_id, draft.event_type) == ("org-7", "int-42", "deleted")
+    assert json.loads(draft.payload) == {"id": 1}
+    pill = translate(record, "debezium", rows=Rows({}))
+    assert isinstance(pill, PoisonPill) and pill.reason_code is PoisonReason.UNKNOWN_ROW
+    assert "delete of row '{\"id\": 1}'" in pill.message
+
+
+def test_a_translated_change_teaches_the_row_memory_its_ids() -> None:
+    record = SourceRecord("cdc.public.interactions", 1, 3, b'{"id": 1}', json.dumps(change("u", after=ROW)).encode())
+    assert ids_to_remember(record, translate(record, "debezium")) == (b'{"id": 1}', ("org-7", "int-42"))
+    tombstone = SourceRecord("cdc.public.interactions", 1, 4, b'{"id": 1}', None)
+    assert ids_to_remember(tombstone, translate(tombstone, "debezium")) is None
+
+
+@pytest.mark.parametrize("value", [
+    {"ts_ms": 1698417001000},
+    {"schema": {"type": "struct", "name": "io.debezium.connector.common.Heartbeat"}, "payload": {"ts_ms": 1}},
+])
+def test_a_connector_heartbeat_is_a_counted_skip(value: dict[str, Any]) -> None:
+    skip = translate(SourceRecord("__debezium-heartbeat.crm", 0, 1, b'{"serverName": "crm"}',
+                                  json.dumps(value).encode()), "debezium")
+    assert isinstance(skip, Skip) and skip.reason is SkipReason.HEARTBEAT
+
+
+TENANT_ROW = {"id": 5, "interaction_id": "int-9", "status": "active", "updated_at": "2023-10-27T14:30:00Z"}
+
+
+@pytest.mark.parametrize(("mapping", "topic", "source", "org"), [
+    ({"org_id": [{"path": "source.schema", "pattern": "^tenant_(.+)$"}]}, "crm.tenant_a.interactions",
+     {"schema": "tenant_a"}, "a"),
+    ({"org_id": {"path": "source.db"}}, "crm_b.public.interactions", {"db": "crm_b"}, "crm_b"),
+    ({"org_id": {"topic": True, "split": ".", "segment": 0}}, "acme.public.interactions", {}, "acme"),
+    ({"org_id": [{"column": "tenant"}, {"constant": "org-default"}]}, "crm.public.interactions", {},
+     "org-default"),
+])
+def test_the_org_comes_from_where_a_multi_tenant_layout_keeps_it(mapping: dict[str, Any], topic: str,
+                                                                  source: dict[str, Any], org: str) -> None:
+    declared = DebeziumSource(**MappingOverrides.model_validate(mapping).model_dump(exclude_none=True))
+    value = change("u", after=TENANT_ROW, source=dict(SOURCE, **source))
+    draft = translate(SourceRecord(topic, 0, 1, b'{"id": 5}', json.dumps(value).encode()), declared)
+    assert isinstance(draft, DomainEventDraft), draft
+    assert (draft.org_id, draft.interaction_id) == (org, "int-9")
+    deleted = change("d", before={"id": 5}, source=dict(SOURCE, **source))
+    draft = translate(SourceRecord(topic, 0, 2, b'{"id": 5}', json.dumps(deleted).encode()), declared,
+                      rows=Rows({b'{"id": 5}': (org, "int-9")}))
+    assert isinstance(draft, DomainEventDraft) and (draft.org_id, draft.interaction_id) == (org, "int-9")

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import fastavro
+import msgspec
 import pytest
 
 from shared.avro import frame
@@ -75,9 +76,13 @@ def test_an_avro_update_is_the_event_the_json_converter_gives() -> None:
     assert (draft.org_id, draft.interaction_id, draft.event_type) == ("org-7", "int-42", "updated")
     assert draft.event_time_ms == UPDATED_AT_US // 1000  # MicroTimestamp, read from the writer schema
     assert draft.event_id == "public.interactions:lsn=24023128:u:org-7:int-42"
-    assert json.loads(draft.payload)["handle_seconds"] == "BOI="  # the decimal's bytes, base64 as in JSON
-    assert draft == translate(SourceRecord("cdc.public.interactions", 1, 9, None, as_json_converter(value)),
-                              "debezium")
+    assert json.loads(draft.payload)["handle_seconds"] == "12.50"  # the decimal, its scale from the writer schema
+    # Without a schema block the JSON converter's decimal stays its bytes, base64: all else is the same event.
+    without_schema = translate(SourceRecord("cdc.public.interactions", 1, 9, None, as_json_converter(value)),
+                               "debezium")
+    assert isinstance(without_schema, DomainEventDraft)
+    assert json.loads(without_schema.payload)["handle_seconds"] == "BOI="
+    assert msgspec.structs.replace(without_schema, payload=draft.payload) == draft
 
 
 def test_the_writer_schema_decides_a_unit_the_magnitude_cannot() -> None:
@@ -86,7 +91,7 @@ def test_the_writer_schema_decides_a_unit_the_magnitude_cannot() -> None:
     assert isinstance(draft, DomainEventDraft) and draft.event_time_ms == 1_000_000
 
 
-def test_a_timestamp_millis_logical_type_stays_epoch_milliseconds() -> None:
+def test_a_timestamp_millis_logical_type_is_read_as_milliseconds_and_carried_as_iso_8601() -> None:
     connect_mode = VALUE_SCHEMA.replace(
         '"connect.name": "io.debezium.time.MicroTimestamp"',
         '"connect.name": "org.apache.kafka.connect.data.Timestamp", "logicalType": "timestamp-millis"')
@@ -94,7 +99,7 @@ def test_a_timestamp_millis_logical_type_stays_epoch_milliseconds() -> None:
     draft = run(avro(connect_mode, VALUE_ID, change("c", after=dict(ROW, updated_at=1_698_417_000_250))),
                 registry=registry)
     assert isinstance(draft, DomainEventDraft) and draft.event_time_ms == 1_698_417_000_250
-    assert json.loads(draft.payload)["updated_at"] == 1_698_417_000_250
+    assert json.loads(draft.payload)["updated_at"] == "2023-10-27T14:30:00.250000"
 
 
 def test_a_delete_without_ids_in_before_takes_them_from_the_avro_key() -> None:

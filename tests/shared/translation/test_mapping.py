@@ -83,7 +83,7 @@ def test_a_value_not_of_the_declared_shape_is_named_in_the_message() -> None:
 
 @pytest.mark.parametrize(("declaration", "message"), [
     ({"org_id": {"path": "a"}}, "no source for interaction_id, event_id, event_type, event_time"),
-    ({"org_id": {}}, r"give exactly one of path, key, header, record_timestamp, constant \(got none\)"),
+    ({"org_id": {}}, r"give exactly one of path, key, header, record_timestamp, topic, constant, column \(got none\)"),
     ({"org_id": {"path": "a", "split": "/", "pattern": "(a)"}}, "give split or pattern, not both"),
     ({"org_id": {"path": "a", "pattern": "a"}}, "must have exactly one group"),
     ({"org_id": {"constant": " "}}, "constant is blank"),
