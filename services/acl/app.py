@@ -18,6 +18,7 @@ from services.acl.sequence import SequenceStage
 from services.acl.translate import TranslateStage
 from services.catalog_files import load_catalog
 from services.registry.client import SchemaRegistryClient
+from services.registry.memory import SchemaIdMemory
 from services.registry.serde import AvroSerde
 from services.runtime.metrics import TopOrgs
 from services.runtime.processor import Processor
@@ -38,10 +39,13 @@ class Stage(StrEnum):
 
 
 def wire_headers(catalog: Catalog, registry: SchemaRegistryClient) -> dict[str, bytes]:
-    """Register the domain schema for every output topic now (fail at start-up, not on the first record)."""
+    """Register the domain schema for every output topic now (fail at start-up, not on the first record); with the
+    registry unreachable, the ids its memory holds for the same schemas (`services.registry.memory`)."""
     schema = load_schema("interaction_event")
-    return {topic: wire_header(AvroSerde(registry, catalog.topic(topic).schema_subject, schema).schema_id)
-            for family in catalog.families.values() for topic in family.output_topics}
+    headers = {topic: wire_header(AvroSerde(registry, catalog.topic(topic).schema_subject, schema).schema_id)
+               for family in catalog.families.values() for topic in family.output_topics}
+    registry.log_recalled()
+    return headers
 
 
 def create_worker(settings: RuntimeSettings, stages: frozenset[Stage] = frozenset(Stage)) -> Worker:
@@ -51,7 +55,7 @@ def create_worker(settings: RuntimeSettings, stages: frozenset[Stage] = frozense
     handoff = HandoffSequences.load(catalog, settings, group_id=group_id)
     processors: list[Processor] = []
     if Stage.TRANSLATE in stages:
-        registry = SchemaRegistryClient(settings.registry)
+        registry = SchemaRegistryClient(settings.registry, memory=SchemaIdMemory(settings.data_dir / group_id))
         pipeline = RecordPipeline(catalog, SERVICE, settings.service_version, wire_headers(catalog, registry),
                                   avro=AvroValues(registry.writer_schema_text))
         processors.append(TranslateStage(catalog, pipeline, sequencing, TopOrgs(settings.top_orgs), SERVICE))

@@ -10,6 +10,7 @@ from confluent_kafka import Message
 
 from services.catalog_files import load_catalog
 from services.registry.client import SchemaRegistryClient
+from services.registry.memory import SchemaIdMemory
 from services.registry.serde import AvroSerde
 from services.runtime.processor import Outputs, TableLookup, TableSpec
 from services.runtime.settings import RuntimeSettings
@@ -27,15 +28,16 @@ def _millis(value: Any) -> int:
 class OrgActivityProjection:
     tables: Sequence[TableSpec] = ()
 
-    def __init__(self, settings: RuntimeSettings) -> None:
+    def __init__(self, settings: RuntimeSettings, group_id: str) -> None:
         catalog = load_catalog(settings.catalog_path)
-        registry = SchemaRegistryClient(settings.registry)
+        registry = SchemaRegistryClient(settings.registry, memory=SchemaIdMemory(settings.data_dir / group_id))
         # The interaction events family (the catalog's default): one activity record per domain event.
         self.topics = catalog.family(catalog.default_family).output_topics
         self.decoders = {t: AvroSerde(registry, catalog.topic(t).schema_subject, load_schema("interaction_event"))
                          for t in self.topics}
         self.target = catalog.org_activity_topic
         self.encoder = AvroSerde(registry, catalog.topic(self.target).schema_subject, load_schema("org_activity"))
+        registry.log_recalled()
 
     def process(self, messages: Sequence[Message], outputs: Outputs, tables: TableLookup) -> int:
         for message in messages:
@@ -49,4 +51,5 @@ class OrgActivityProjection:
 
 
 def create_worker(settings: RuntimeSettings) -> Worker:
-    return Worker(settings, settings.app_id or "rekey-projection", SERVICE, [OrgActivityProjection(settings)])
+    group_id = settings.app_id or "rekey-projection"
+    return Worker(settings, group_id, SERVICE, [OrgActivityProjection(settings, group_id)])

@@ -2,7 +2,9 @@
 
 Works against Confluent Schema Registry and compatible servers (the embedded Apicurio Registry serves the API
 under `/apis/ccompat/v7`; `RegistrySettings.url` is that base URL). Schemas are parsed once: a registered or
-fetched schema is cached by id together with its parsed form.
+fetched schema is cached by id together with its parsed form. Given a `SchemaIdMemory`, a registration keeps
+its id there, and one that finds the registry unreachable uses the id remembered for the same schema
+(`services.registry.memory`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any, Literal, get_args
 from urllib.parse import quote
 
 import httpx
+import structlog
 
 from services.registry.errors import (
     IncompatibleSchema,
@@ -22,6 +25,7 @@ from services.registry.errors import (
     SchemaNotFound,
     SchemaRegistryError,
 )
+from services.registry.memory import SchemaIdMemory
 from services.settings import RegistrySettings
 from shared.avro import ParsedSchema, parse_schema, schema_text
 
@@ -31,6 +35,8 @@ CompatibilityLevel = Literal[
 COMPATIBILITY_LEVELS: tuple[str, ...] = get_args(CompatibilityLevel)
 _CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
 _SUBJECT_NOT_FOUND = 40401
+
+log = structlog.get_logger()
 
 
 @dataclass(frozen=True)
@@ -43,7 +49,7 @@ class RegisteredSchema:
 class SchemaRegistryClient:
     """`register`, `schema_by_id`, `set_compatibility` and `test_compatibility` for Avro schemas."""
 
-    def __init__(self, settings: RegistrySettings, timeout: float = 10.0) -> None:
+    def __init__(self, settings: RegistrySettings, timeout: float = 10.0, memory: SchemaIdMemory | None = None) -> None:
         self.url = settings.url.rstrip("/")
         auth = None
         headers = {"Content-Type": _CONTENT_TYPE, "Accept": f"{_CONTENT_TYPE}, application/json"}
@@ -58,6 +64,10 @@ class SchemaRegistryClient:
         self._http = httpx.Client(base_url=self.url, auth=auth, timeout=timeout, headers=headers, verify=verify)
         self._ids: dict[tuple[str, str], int] = {}
         self._schemas: dict[int, RegisteredSchema] = {}
+        self.memory = memory
+        self.recalled: dict[str, int] = {}
+        """Subjects whose id came from `memory` because the registry was unreachable."""
+        self.outage: RegistryUnavailable | None = None
 
     def __enter__(self) -> SchemaRegistryClient:
         return self
@@ -77,9 +87,15 @@ class SchemaRegistryClient:
         if cached is not None:
             return cached
         parsed = parse_schema(text)
-        body = self._call("POST", f"/subjects/{_quote(subject)}/versions", f"registering a schema under subject "
-                          f"{subject!r}", subject=subject, json={"schema": text})
-        schema_id = _int_field(body, "id", f"{self.url} answered a registration under {subject!r} without an id")
+        try:
+            body = self._call("POST", f"/subjects/{_quote(subject)}/versions", f"registering a schema under subject "
+                              f"{subject!r}", subject=subject, json={"schema": text})
+        except RegistryUnavailable as error:
+            schema_id = self._recall(subject, text, error)
+        else:
+            schema_id = _int_field(body, "id", f"{self.url} answered a registration under {subject!r} without an id")
+            if self.memory is not None:
+                self.memory.remember(self.url, subject, text, schema_id)
         self._ids[(subject, text)] = schema_id
         self._schemas.setdefault(schema_id, RegisteredSchema(schema_id, text, parsed))
         return schema_id
@@ -131,6 +147,24 @@ class SchemaRegistryClient:
             raise SchemaRegistryError(f"{self.url} answered a compatibility test for {subject!r} without "
                                       f"is_compatible: {body}", subject=subject)
         return verdict
+
+    def log_recalled(self) -> None:
+        """One line when registrations ran on remembered ids (the registry unreachable): which subjects."""
+        if self.recalled and self.memory is not None:
+            log.warning("schema registry unreachable: using the schema ids remembered from an earlier registration",
+                        registry=self.url, subjects=dict(sorted(self.recalled.items())),
+                        memory=str(self.memory.path), error=str(self.outage))
+
+    def _recall(self, subject: str, text: str, outage: RegistryUnavailable) -> int:
+        if self.memory is None:
+            raise outage
+        schema_id = self.memory.recall(self.url, subject, text)
+        if schema_id is None:
+            raise RegistryUnavailable(f"{outage}; no id remembered for this schema in {self.memory.path}",
+                                      subject=subject) from outage
+        self.recalled[subject] = schema_id
+        self.outage = outage
+        return schema_id
 
     # -- transport -----------------------------------------------------------------------------------
     def _call(self, method: str, path: str, action: str, subject: str | None = None,
