@@ -5,5 +5,6 @@ pytest_plugins = [
     "tests.fixtures.catalog",
     "tests.fixtures.postgres",
     "tests.fixtures.registry",
+    "tests.fixtures.connect",
     "tests.fixtures.spark",
 ]

@@ -14,6 +14,7 @@ from services.cli import (
     broker,
     chaos,
     check,
+    connect,
     demo,
     explain,
     generate,
@@ -81,8 +82,8 @@ def _root(
         ctx.call_on_close(lambda: hide_librdkafka_logs(handler))
 
 
-for module in (demo, broker, postgres, registry, topics, run, status, translate, generate, check, backfill, reconcile,
-               partition, explain, plan, bench, chaos):
+for module in (demo, broker, postgres, registry, connect, topics, run, status, translate, generate, check, backfill,
+               reconcile, partition, explain, plan, bench, chaos):
     module.register(app)
 
 

@@ -22,13 +22,27 @@ DIST_CACHE = REPO_ROOT / ".cache" / "dist"
 KAFKA_VERSION = "4.1.1"
 SPARK_VERSION = "4.1.1"
 LOG4J_VERSION = "2.24.3"
+DEBEZIUM_VERSION = "3.6.1.Final"
+_LOGGING = [
+    f"org.apache.logging.log4j:log4j-core:{LOG4J_VERSION}",
+    f"org.apache.logging.log4j:log4j-slf4j2-impl:{LOG4J_VERSION}",
+    "org.slf4j:slf4j-api:2.0.17",
+]
 
 BUNDLES: dict[str, list[str]] = {
     f"kafka-{KAFKA_VERSION}": [
         f"org.apache.kafka:kafka_2.13:{KAFKA_VERSION}",
-        f"org.apache.logging.log4j:log4j-core:{LOG4J_VERSION}",
-        f"org.apache.logging.log4j:log4j-slf4j2-impl:{LOG4J_VERSION}",
-        "org.slf4j:slf4j-api:2.0.17",
+        *_LOGGING,
+    ],
+    # A Kafka Connect worker with Debezium's PostgreSQL connector on its classpath (no plugin.path isolation).
+    f"connect-{KAFKA_VERSION}": [
+        f"org.apache.kafka:connect-runtime:{KAFKA_VERSION}",
+        f"org.apache.kafka:connect-json:{KAFKA_VERSION}",
+        f"io.debezium:debezium-connector-postgres:{DEBEZIUM_VERSION}",
+        # Debezium asks for 2.21.2, a Jackson module newer than the databind (2.19.0) Kafka brings; a module
+        # must not be newer than its databind, so it is held at Kafka's Jackson version.
+        "com.fasterxml.jackson.datatype:jackson-datatype-jsr310:2.19.0",
+        *_LOGGING,
     ],
     f"spark-kafka-{SPARK_VERSION}": [
         f"org.apache.spark:spark-sql-kafka-0-10_2.13:{SPARK_VERSION}",

@@ -4,7 +4,8 @@ The server runs from `/usr/lib/postgresql/<version>/bin` (install the `postgresq
 refuses to run as root, so when we are root `initdb` and `pg_ctl` run as an unprivileged system user (`postgres`
 by default, created by the Debian package) through `runuser`, and the data directory is owned by that user.
 Layout of `<data_dir>`: `pgdata/` (the cluster), `postgres.log`, the Unix socket, and `server.json` (port),
-so `rekey postgres status/stop` work from another process and a stop + start keeps every row.
+so `rekey postgres status/stop` work from another process and a stop + start keeps every row. It runs with
+`wal_level=logical` and the superuser `rekey` may replicate, so Debezium can stream its changes.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ DEFAULT_PORT = defaults.POSTGRES_PORT
 DEFAULT_OS_USER = defaults.POSTGRES_OS_USER
 SUPERUSER = "rekey"
 DATABASE = "rekey"
+REPLICATION_SLOTS = 10
 PACKAGE_HINT = "install the Debian package: apt-get install -y postgresql"
 
 
@@ -148,8 +150,12 @@ class PostgresServer:
         self._prepare_dir()
         self._init()
         self._state_file().write_text(json.dumps({"port": self.port}))
+        # On the command line, so a data directory initialised before these settings gets them as well.
+        # Logical decoding is for Debezium's pgoutput plugin (the Connect worker's PostgreSQL connector).
         options = (f"-p {self.port} -c listen_addresses=127.0.0.1 "
-                   f"-c unix_socket_directories='{self.data_dir}' -c max_connections=200")
+                   f"-c unix_socket_directories='{self.data_dir}' -c max_connections=200 "
+                   f"-c wal_level=logical -c max_replication_slots={REPLICATION_SLOTS} "
+                   f"-c max_wal_senders={REPLICATION_SLOTS}")
         result = self._run(self._tool("pg_ctl"), "start", "-W", "-D", str(self.pgdata), "-l", str(self.log_file),
                            "-o", options)
         if result.returncode != 0:

@@ -1,4 +1,5 @@
-"""The embedded PostgreSQL: initdb as an unprivileged user, durable across stop + start, clear port errors."""
+"""The embedded PostgreSQL: initdb as an unprivileged user, durable across stop + start, logical decoding on,
+clear port errors."""
 
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ def test_start_stop_start_keeps_rows_and_reports_status(data_dir: Path) -> None:
     again.start()
     with psycopg.connect(again.dsn) as conn:
         assert conn.execute("SELECT id FROM kept").fetchall() == [(7,)]
+        assert conn.execute("SHOW wal_level").fetchone() == ("logical",)  # for Debezium, on every start
 
 
 def test_port_in_use_is_a_clear_error(postgres_dsn: str, data_dir: Path) -> None:
