@@ -27,6 +27,7 @@ from shared.translation import (
     Outcome,
     PoisonPill,
     PoisonReason,
+    RowMemory,
     Skip,
     SourceRecord,
     Translation,
@@ -88,9 +89,11 @@ class RecordPipeline:
         self.encode = encode
         self.avro = avro
 
-    def processor(self, translation: Translation, families: tuple[str, ...]) -> Callable[[SourceRecord], Processed]:
-        """`process` for the records of one source, its translator and family tables looked up once."""
-        return partial(self._process, compiled(translation, self.avro),
+    def processor(self, translation: Translation, families: tuple[str, ...],
+                  rows: RowMemory | None = None) -> Callable[[SourceRecord], Processed]:
+        """`process` for the records of one source, its translator and family tables looked up once; `rows`: the
+        ids of the captured rows seen so far (a CDC source, `remembers_rows`)."""
+        return partial(self._process, compiled(translation, self.avro, rows),
                        tuple(self.catalog.family_table(family) for family in families))
 
     def process(self, record: SourceRecord, translation: Translation, families: tuple[str, ...]) -> Processed:

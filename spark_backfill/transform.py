@@ -109,10 +109,14 @@ def translate_batches(spec: TranslateSpec) -> Callable[[Iterator[pa.RecordBatch]
         from pyspark.sql.pandas.types import to_arrow_schema
 
         from shared.pipeline import DeadLetter, Routed
-        from shared.translation import SourceRecord
+        from shared.translation import RememberedRows, SourceRecord, remembers_rows
 
         pipeline = _pipeline(spec)
-        processors = {topic: pipeline.processor(translation, (spec.family,))
+        # A Kafka partition's offset range is read in order by one task: a CDC row's delete follows its earlier
+        # changes there, whose ids it may need.
+        remembered = RememberedRows()
+        processors = {topic: pipeline.processor(translation, (spec.family,),
+                                                remembered if remembers_rows(translation) else None)
                       for topic, translation in spec.formats.items()}
         arrow_schema = to_arrow_schema(translated_schema())
         columns = arrow_schema.names
@@ -128,6 +132,7 @@ def translate_batches(spec: TranslateSpec) -> Callable[[Iterator[pa.RecordBatch]
                 row.update(src_topic=record.topic, src_partition=record.partition, src_offset=record.offset,
                            src=f"{record.topic}/{record.partition}/{record.offset}")
                 if isinstance(result, Routed):
+                    remembered.learn(record, result.draft)
                     draft, (domain,) = result.draft, result.records
                     target = domain.route
                     row.update(kind=EVENT, org_id=draft.org_id, out_topic=target.topic, out_key=target.key,

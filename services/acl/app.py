@@ -58,7 +58,8 @@ def create_worker(settings: RuntimeSettings, stages: frozenset[Stage] = frozense
         registry = SchemaRegistryClient(settings.registry, memory=SchemaIdMemory(settings.data_dir / group_id))
         pipeline = RecordPipeline(catalog, SERVICE, settings.service_version, wire_headers(catalog, registry),
                                   avro=AvroValues(registry.writer_schema_text))
-        processors.append(TranslateStage(catalog, pipeline, sequencing, TopOrgs(settings.top_orgs), SERVICE))
+        processors.append(TranslateStage(catalog, pipeline, sequencing, group_id, TopOrgs(settings.top_orgs),
+                                         SERVICE))
     if Stage.SEQUENCE in stages:
         processors.append(SequenceStage(sequencing, group_id, handoff, settings.dedupe_horizon_hours, SERVICE))
     internal = InternalTopic(sequencing, settings.internal_partitions, settings.internal_replication_factor,

@@ -1,6 +1,7 @@
 """The ACL's translate stage: source records -> `shared.pipeline` -> envelopes on the sequencing topic (on the
 partition Java's partitioner picks for the output key, a batch's envelopes of one partition in few records), dead
-letters, or counted skips."""
+letters, or counted skips. CDC sources keep the ids of the rows they have seen (`services.acl.rows`), for deletes
+that carry only the primary key."""
 
 from __future__ import annotations
 
@@ -10,20 +11,24 @@ from collections.abc import Sequence
 from confluent_kafka import Message
 
 from services.acl.envelope import Envelope, encode_envelopes
+from services.acl.rows import RowTables
 from services.runtime.metrics import DEAD_LETTERED, SKIPPED, TopOrgs
 from services.runtime.processor import Outputs, TableLookup, TableSpec
 from shared.catalog import Catalog
 from shared.partitioning import key_partition
 from shared.pipeline import DeadLetter, RecordPipeline, Routed
-from shared.translation import SourceRecord
+from shared.translation import SourceRecord, remembers_rows
 
 
 class TranslateStage:
-    tables: Sequence[TableSpec] = ()
 
-    def __init__(self, catalog: Catalog, pipeline: RecordPipeline, sequencing_topic: str, top_orgs: TopOrgs,
-                 service: str) -> None:
-        self.processors = {source.name: pipeline.processor(source.translation, source.feeds)
+    def __init__(self, catalog: Catalog, pipeline: RecordPipeline, sequencing_topic: str, group_id: str,
+                 top_orgs: TopOrgs, service: str) -> None:
+        self.rows = RowTables(tuple(source.name for source in catalog.sources if remembers_rows(source.translation)),
+                              group_id)
+        self.tables: Sequence[TableSpec] = self.rows.specs
+        self.processors = {source.name: pipeline.processor(source.translation, source.feeds,
+                                                           self.rows if source.name in self.rows.names else None)
                            for source in catalog.sources}
         self.topics = tuple(self.processors)
         self.sequencing_topic = sequencing_topic
@@ -36,12 +41,16 @@ class TranslateStage:
         produce, sequencing, processors = outputs.produce, self.sequencing_topic, self.processors
         partitions = outputs.partitions(sequencing)
         envelopes: dict[int, list[Envelope]] = {}
+        rows = self.rows
+        rows.tables, remembering = tables, rows.names
         for message in messages:
             topic = message.topic()
             headers = message.headers()
             record = SourceRecord(topic, message.partition(), message.offset(), message.key(), message.value(),
                                   dict(headers) if headers else {}, message.timestamp()[1])
             result = processors[topic](record)
+            if topic in remembering and isinstance(result, Routed):
+                rows.learn(record, result.draft)
             if isinstance(result, Routed):
                 self.top_orgs.add(result.draft.org_id)
                 for domain in result.records:

@@ -113,16 +113,21 @@ def translate(
                    else _topic_records(kafka_settings(bootstrap_servers).librdkafka(), str(topic), limit))
         from services.registry.client import SchemaRegistryClient
         from services.settings import RegistrySettings
-        from shared.pipeline import RecordPipeline
-        from shared.translation import AvroValues
+        from shared.pipeline import RecordPipeline, Routed
+        from shared.translation import AvroValues, RememberedRows
 
         registry = SchemaRegistryClient(RegistrySettings())  # asked only for an Avro record's writer schema
         pipeline = RecordPipeline(catalog, "rekey-translate", "dry-run", encode=False,
                                   avro=AvroValues(registry.writer_schema_text))
+        rows = RememberedRows()  # a delete carrying only the primary key takes the ids of the row's earlier changes
+        process = pipeline.processor(chosen_format, families, rows)
         counts: Counter[tuple[str, str]] = Counter()
         poisoned = False
         for record in records:
-            line = _line(record, pipeline.process(record, chosen_format, families))
+            processed = process(record)
+            if isinstance(processed, Routed):
+                rows.learn(record, processed.draft)
+            line = _line(record, processed)
             counts[(line["outcome"], line.get("reason", ""))] += 1
             poisoned |= line["outcome"] == "poison"
             typer.echo(json.dumps(line, sort_keys=True))

@@ -1,7 +1,7 @@
 """The anti-corruption layer's translation of source records (event streams, CDC) into domain event drafts."""
 
 from shared.translation.avro_values import AvroValues
-from shared.translation.debezium import cdc_event_id
+from shared.translation.debezium import RememberedRows, RowIds, RowMemory, cdc_event_id, ids_to_remember
 from shared.translation.outcomes import (
     DomainEventDraft,
     Outcome,
@@ -12,7 +12,7 @@ from shared.translation.outcomes import (
     to_avro_record,
 )
 from shared.translation.source import SourceFormat, SourceRecord
-from shared.translation.translate import Translation, compiled, translate
+from shared.translation.translate import Translation, compiled, remembers_rows, translate
 
 __all__ = [
     "AvroValues",
@@ -20,6 +20,9 @@ __all__ = [
     "Outcome",
     "PoisonPill",
     "PoisonReason",
+    "RememberedRows",
+    "RowIds",
+    "RowMemory",
     "Skip",
     "SkipReason",
     "SourceFormat",
@@ -27,6 +30,8 @@ __all__ = [
     "Translation",
     "cdc_event_id",
     "compiled",
+    "ids_to_remember",
+    "remembers_rows",
     "to_avro_record",
     "translate",
 ]

@@ -101,6 +101,21 @@ def ids_to_remember(record: SourceRecord, outcome: Outcome) -> tuple[bytes, RowI
     return None
 
 
+class RememberedRows:
+    """A `RowMemory` in a dictionary, for a pass over a bounded set of records (`rekey translate`)."""
+
+    def __init__(self) -> None:
+        self.ids: dict[tuple[str, bytes], RowIds] = {}
+
+    def ids_of(self, record: SourceRecord) -> RowIds | None:
+        return self.ids.get((record.topic, record.key)) if record.key else None
+
+    def learn(self, record: SourceRecord, outcome: Outcome) -> None:
+        learned = ids_to_remember(record, outcome)
+        if learned is not None:
+            self.ids[(record.topic, learned[0])] = learned[1]
+
+
 class ChangeTranslator:
     """`translate` for one Debezium source, compiled once."""
 

@@ -1,0 +1,35 @@
+"""The translate stage's memory of captured rows: CDC row key -> (org id, interaction id), a changelogged table
+per CDC source topic, kept for the source partition the row's changes arrive on (Debezium keys a row's changes by
+its primary key, so one partition holds them all). A delete that carries only the primary key reads it."""
+
+from __future__ import annotations
+
+from services.runtime.processor import TableLookup, TableSpec
+from shared.translation import Outcome, RowIds, SourceRecord, ids_to_remember
+
+
+class RowTables:
+    """The `RowMemory` of the sources in `topics`, over the runtime's tables of the batch being processed."""
+
+    def __init__(self, topics: tuple[str, ...], group_id: str) -> None:
+        self.names = {topic: f"rows:{topic}" for topic in topics}
+        self.specs = tuple(TableSpec(name, topic, f"{group_id}-rows-{topic}-changelog", {"cleanup.policy": "compact"})
+                           for topic, name in self.names.items())
+        self.tables: TableLookup | None = None
+
+    def ids_of(self, record: SourceRecord) -> RowIds | None:
+        if self.tables is None or not record.key:
+            return None
+        ids = self.tables(self.names[record.topic], record.partition).get(record.key)
+        return None if ids is None else (ids[0], ids[1])
+
+    def learn(self, record: SourceRecord, outcome: Outcome) -> None:
+        """Remember the ids a translated change names, unless they are remembered already."""
+        learned = ids_to_remember(record, outcome)
+        if learned is None or self.tables is None:
+            return
+        key, ids = learned
+        table = self.tables(self.names[record.topic], record.partition)
+        known = table.get(key)
+        if known is None or (known[0], known[1]) != ids:
+            table.put(key, list(ids), record.offset)
