@@ -108,13 +108,57 @@ def genesys_event(rng: Random, interaction: Interaction, step: str, now_ms: int)
                          interaction.org_id, interaction.interaction_id, step, now_ms)
 
 
+def _column(field: str, kind: str = "string", optional: bool = True, name: str | None = None) -> dict[str, object]:
+    column: dict[str, object] = {"type": kind, "optional": optional}
+    if name is not None:
+        column.update(name=name, version=1)
+    return {**column, "field": field}
+
+
+_ROW_FIELDS = [_column("id", "int64", optional=False), _column("org_id", optional=False),
+               _column("interaction_id", optional=False), _column("status", optional=False),
+               _column("interaction_type"), _column("agent_id"), _column("queue_id"),
+               _column("updated_at", optional=False, name="io.debezium.time.ZonedTimestamp")]
+_SOURCE_FIELDS = [_column("version", optional=False), _column("connector", optional=False),
+                  _column("name", optional=False), _column("ts_ms", "int64", optional=False),
+                  {**_column("snapshot", name="io.debezium.data.Enum"),
+                   "parameters": {"allowed": "true,first,first_in_data_collection,last_in_data_collection,last,false,"
+                                             "incremental"}, "default": "false"},
+                  _column("db", optional=False), _column("sequence"), _column("ts_us", "int64"),
+                  _column("ts_ns", "int64"), _column("schema", optional=False), _column("table", optional=False),
+                  _column("txId", "int64"), _column("lsn", "int64"), _column("xmin", "int64")]
+VALUE_SCHEMA: dict[str, object] = {
+    # What the JSON converter (schemas.enable=true, its default) writes beside every change of the table.
+    "type": "struct", "optional": False, "name": "cc.public.interactions.Envelope", "version": 2, "fields": [
+        {"type": "struct", "fields": _ROW_FIELDS, "optional": True, "name": "cc.public.interactions.Value",
+         "field": "before"},
+        {"type": "struct", "fields": _ROW_FIELDS, "optional": True, "name": "cc.public.interactions.Value",
+         "field": "after"},
+        {"type": "struct", "fields": _SOURCE_FIELDS, "optional": False,
+         "name": "io.debezium.connector.postgresql.Source", "version": 1, "field": "source"},
+        {"type": "struct", "fields": [_column("id", optional=False), _column("total_order", "int64", optional=False),
+                                      _column("data_collection_order", "int64", optional=False)],
+         "optional": True, "name": "event.block", "version": 1, "field": "transaction"},
+        _column("op", optional=False), _column("ts_ms", "int64"), _column("ts_us", "int64"), _column("ts_ns", "int64"),
+    ]}
+KEY_SCHEMA: dict[str, object] = {"type": "struct", "fields": [_column("id", "int64", optional=False)],
+                                 "optional": False, "name": "cc.public.interactions.Key"}
+
+
 class ChangeLog:
-    """The Debezium side: a monotonically growing LSN and transaction id for the `interactions` table."""
+    """The Debezium side, as its PostgreSQL connector writes through the JSON converter with schemas: a growing
+    LSN and transaction id for the `interactions` table, whose surrogate key `id` keys every change of a row
+    (deletes carry the whole row: REPLICA IDENTITY FULL)."""
 
     def __init__(self, rng: Random, lsn: int = 24_023_128, tx_id: int = 771) -> None:
         self.rng = rng
         self.lsn = lsn
         self.tx_id = tx_id
+        self.row_ids: dict[str, int] = {}
+
+    def row_key(self, interaction: Interaction) -> bytes:
+        row_id = self.row_ids.setdefault(interaction.interaction_id, len(self.row_ids) + 1)
+        return _dumps({"schema": KEY_SCHEMA, "payload": {"id": row_id}})
 
     def change(self, interaction: Interaction, step: str, now_ms: int) -> PlannedRecord:
         rng = self.rng
@@ -124,22 +168,25 @@ class ChangeLog:
         if step != "delete":
             _step_data(rng, interaction, step, now_ms)
         status = _STATUS.get(step) or ("completed" if interaction.answered else "abandoned")
-        row = self.row(interaction, status, now_ms)
+        key = self.row_key(interaction)
+        row = {"id": self.row_ids[interaction.interaction_id], **self.row(interaction, status, now_ms)}
         commit_ms = now_ms + between(rng, 0, 5)
+        emitted_ms = commit_ms + between(rng, 1, 50)
         value = {
-            "before": {**dict.fromkeys(row), "org_id": interaction.org_id,
-                       "interaction_id": interaction.interaction_id} if op == "d" else None,
+            "before": row if op == "d" else None,
             "after": None if op == "d" else row,
             "source": {
-                "version": "2.7.3.Final", "connector": "postgresql", "name": "cc", "ts_ms": commit_ms,
-                "snapshot": "false", "db": "cc", "schema": "public", "table": "interactions",
-                "txId": self.tx_id, "lsn": self.lsn,
+                "version": "3.6.1.Final", "connector": "postgresql", "name": "cc", "ts_ms": commit_ms,
+                "snapshot": "false", "db": "cc", "sequence": f'["{self.lsn - 64}","{self.lsn}"]',
+                "ts_us": commit_ms * 1000, "ts_ns": commit_ms * 1_000_000, "schema": "public",
+                "table": "interactions", "txId": self.tx_id, "lsn": self.lsn, "xmin": None,
             },
+            "transaction": None,
             "op": op,
-            "ts_ms": commit_ms + between(rng, 1, 50),
+            "ts_ms": emitted_ms, "ts_us": emitted_ms * 1000, "ts_ns": emitted_ms * 1_000_000,
         }
         event_id = cdc_event_id(CDC_TABLE, f"lsn={self.lsn}", op, interaction.org_id, interaction.interaction_id)
-        return PlannedRecord(RecordKind.EVENT, arbitrary_key(rng, event_id), _dumps(value), event_id,
+        return PlannedRecord(RecordKind.EVENT, key, _dumps({"schema": VALUE_SCHEMA, "payload": value}), event_id,
                              interaction.org_id, interaction.interaction_id, _CDC_EVENT_TYPES[op],
                              commit_ms if op == "d" else now_ms)
 
@@ -155,10 +202,8 @@ class ChangeLog:
             "updated_at": iso_millis(now_ms),
         }
 
-    @staticmethod
-    def tombstone(interaction: Interaction) -> PlannedRecord:
-        key = _dumps({"org_id": interaction.org_id, "interaction_id": interaction.interaction_id})
-        return PlannedRecord(RecordKind.TOMBSTONE, key, None, None, interaction.org_id,
+    def tombstone(self, interaction: Interaction) -> PlannedRecord:
+        return PlannedRecord(RecordKind.TOMBSTONE, self.row_key(interaction), None, None, interaction.org_id,
                              interaction.interaction_id, None, None)
 
 

@@ -131,5 +131,5 @@ class _Traffic:
             return genesys_event(self.rng, interaction, step, now_ms)
         record = self.changes.change(interaction, step, now_ms)
         if step == "delete":
-            self.pending.append(ChangeLog.tombstone(interaction))
+            self.pending.append(self.changes.tombstone(interaction))
         return record

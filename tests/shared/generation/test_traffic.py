@@ -129,7 +129,8 @@ def test_debezium_deletes_are_followed_by_their_tombstone() -> None:
     for i in tombstones:
         delete = records[i - 1]
         assert delete.event_type == "deleted" and delete.interaction_id == records[i].interaction_id
-        assert json.loads(records[i].key or b"") == {"org_id": delete.org_id, "interaction_id": delete.interaction_id}
+        assert records[i].key == delete.key and json.loads(records[i].key or b"")["payload"] == {
+            "id": json.loads(delete.value or b"")["payload"]["before"]["id"]}
 
 
 @pytest.mark.parametrize("events", [0, 1, 2, 3, 57])
