@@ -24,7 +24,7 @@ def acl(
     record: Annotated[bool, typer.Option("--record", help="Write the table into docs/BENCHMARKS.md.")] = False,
     workdir: Annotated[Path | None, typer.Option("--workdir", help="Scratch directory (wiped).")] = None,
     only: Annotated[
-        str, typer.Option("--only", help="Comma-separated subset of rekey_1_family, rekey_2_families, "
+        str, typer.Option("--only", help="Comma-separated subset of rekey_1_family, rekey_debezium, rekey_2_families, "
                                          "rekey_exactly_once, rekey_state_1m, passthrough, faust_group_by, "
                                          "quix_group_by (not recorded).")
     ] = "",

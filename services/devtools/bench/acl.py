@@ -8,8 +8,9 @@ Each pipeline gets its own source topic holding the same N generated events (sam
    while the worker runs; latency = output record CreateTime - source record CreateTime, p50/p99;
 3. peak RSS = VmHWM of the worker process.
 
-Pipelines: `rekey run acl` (RocksDB state) with the bench source feeding one family, then both families of the
-demo catalog, then one family under exactly-once; `passthrough` (confluent-kafka consume -> translate + route ->
+Pipelines: `rekey run acl` (RocksDB state) with the bench source feeding one family, the same on the Debezium
+changes of the demo catalog's CDC source (`rekey_debezium`), then both families of the demo catalog, then one
+family under exactly-once; `passthrough` (confluent-kafka consume -> translate + route ->
 produce, the ceiling) and `faust group_by` (plain faust re-key, no sequencing; needs the `bench` extra).
 A warm-up run of the 1-family ACL (backlog and paced phase, events of its own) goes first and is not reported:
 the broker's JVM is new with the stack and compiles as it goes. The run ends with `shared` translate + route per
@@ -65,6 +66,7 @@ START, END = "<!-- bench-acl:start -->", "<!-- bench-acl:end -->"
 POLL = 0.2
 STALL = 180.0
 SOURCE = "genesys.conversations.raw"
+CDC_SOURCE = "crm.public.interactions"
 ORGS = 40
 STATE_KEYS = 1_000_000
 WARMUP = "warmup"
@@ -214,6 +216,8 @@ class _Pipeline:
     events: int | None = None
     """Backlog events when not the run's `--events`."""
     paced: bool = True
+    source_format: SourceFormat = SourceFormat.CCAAS_JSON
+    """How the generated events are written: contact-centre JSON, or Debezium changes as its connector writes them."""
 
 
 class Bench:
@@ -281,15 +285,17 @@ class Bench:
         return max(message.timestamp()[1] for message in self._read(ranges)) / 1000  # type: ignore[attr-defined]
 
     # ---------------------------------------------------------------- phases
-    def fill(self, topic: str, seed: int, events: int) -> int:
+    def fill(self, topic: str, seed: int, events: int, source_format: SourceFormat) -> int:
+        """`events` records, the valid events among them returned (the rest: the tombstones after CDC deletes)."""
         with self._bar(f"generating {events:,} events into {topic}", events) as update:
             summary = generate_to_topic(self.kafka, topic, events, ORGS, hot_orgs=self.hot, seed=seed,
-                                        progress=update)
-        assert summary.events == summary.records, "the bench sends valid events only"
+                                        progress=update, source_format=source_format)
+        assert summary.events + summary.tombstones == summary.records, "the bench sends valid events only"
         return summary.events
 
-    def paced(self, topic: str, events: int, rate: float, seed: int) -> None:
-        config = GenerationConfig(events=events, orgs=ORGS, hot_orgs=self.hot, seed=seed)
+    def paced(self, topic: str, events: int, rate: float, seed: int, source_format: SourceFormat) -> None:
+        config = GenerationConfig(events=events, orgs=ORGS, hot_orgs=self.hot, seed=seed,
+                                  source_format=source_format)
         producer = make_producer(self.kafka, **{"linger.ms": 5})
         # Generated beforehand: on a small machine the generator would take CPU from the worker it measures.
         with self.console.status(f"generating {events:,} paced events ..."):
@@ -380,7 +386,7 @@ class Bench:
     def run(self, pipeline: _Pipeline, paced_rate: float | None) -> Result:
         """Backlog then paced phase of one pipeline; `paced_rate` None = a share of this pipeline's own rate."""
         load_before = os.getloadavg()[0]
-        events = self.fill(pipeline.source, pipeline.seed, pipeline.events or self.events)
+        events = self.fill(pipeline.source, pipeline.seed, pipeline.events or self.events, pipeline.source_format)
         worker = pipeline.worker()
         base = self.end_offsets(pipeline.outputs)  # before the start: a worker may produce before it reads ready
         with self.console.status(f"starting {pipeline.name} ..."):
@@ -401,7 +407,7 @@ class Bench:
                 rate = paced_rate if paced_rate is not None else result.events_per_second * self.paced_fraction
                 paced_events = max(1, int(rate * self.paced_seconds))
                 source_before = self.end_offsets([pipeline.source])
-                self.paced(pipeline.source, paced_events, rate, seed=pipeline.seed + 1_000)
+                self.paced(pipeline.source, paced_events, rate, pipeline.seed + 1_000, pipeline.source_format)
                 source_after = self.end_offsets([pipeline.source])
                 final = self.wait_outputs(worker, pipeline.outputs, ends, paced_events * pipeline.families,
                                           "paced events re-keyed")
@@ -441,6 +447,11 @@ def one_family_catalog(catalog_path: Path, workdir: Path) -> tuple[Path, str]:
     return path, source["feeds"][0]
 
 
+def _cdc_family(catalog: Catalog) -> str:
+    """The family the catalog's CDC source feeds (the bench's CDC row writes one)."""
+    return next(source.feeds[0] for source in catalog.sources if source.name == CDC_SOURCE)
+
+
 def _pipelines(stack: DemoStack, workdir: Path) -> list[_Pipeline]:
     domain = [topic for family in stack.catalog.families.values() for topic in family.output_topics]
     one_family_path, first_family = one_family_catalog(stack.catalog_path, workdir)
@@ -466,6 +477,11 @@ def _pipelines(stack: DemoStack, workdir: Path) -> list[_Pipeline]:
                   rekey("warm-up", one_family), 1, seed=41, events=WARMUP_EVENTS),
         _Pipeline("rekey_1_family", "rekey ACL, 1 family", SOURCE, first_outputs, rekey("one-family", one_family), 1,
                   seed=42),
+        # The same work on the Debezium changes of a CRM table, as the connector writes them through the JSON
+        # converter (a schema block in every record): the CDC path's cost per event next to the event stream's.
+        _Pipeline("rekey_debezium", "rekey ACL, 1 family, Debezium CDC (JSON with schemas)", CDC_SOURCE,
+                  stack.catalog.family(_cdc_family(stack.catalog)).output_topics, rekey("debezium", one_family), 1,
+                  seed=47, source_format=SourceFormat.DEBEZIUM),
         _Pipeline("rekey_2_families", "rekey ACL, 2 families", SOURCE, domain, rekey("two-families", common), 2,
                   seed=43),
         _Pipeline("rekey_exactly_once", "rekey ACL, 1 family, exactly-once", SOURCE, first_outputs,
@@ -599,7 +615,9 @@ def figures(results: list[Result], translate_route_us: dict[SourceFormat, float]
     rates = {r.id: round(r.events_per_second) for r in results}
     main = next((r for r in results if r.id == "rekey_1_family"), None)
     p99 = None if main is None else main.percentile(0.99)
-    return {**rates, "p99_ms": p99, "exactly_once_p99_ms": next(
+    cdc = rates.get("rekey_debezium")
+    return {**rates, "debezium_vs_1_family": None if cdc is None or main is None else round(
+        cdc / main.events_per_second, 2), "p99_ms": p99, "exactly_once_p99_ms": next(
         (r.percentile(0.99) for r in results if r.id == "rekey_exactly_once"), None),
         "rss_mb": next((round(r.peak_rss_mb) for r in results if r.id == "rekey_state_1m"), None),
         "translate_route_us": round(translate_route_us[SourceFormat.CCAAS_JSON], 2),
