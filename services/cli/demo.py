@@ -9,13 +9,23 @@ import typer
 from services.cli.errors import user_errors
 
 
-def demo(events: Annotated[int, typer.Option(help="Source records to generate.")] = 20_000) -> None:
+def demo(
+    events: Annotated[int, typer.Option(help="Source records to generate.")] = 20_000,
+    cdc_only: Annotated[bool, typer.Option("--cdc-only", help="Only the CDC part: PostgreSQL -> Debezium -> ACL.")]
+    = False,
+    cdc: Annotated[bool, typer.Option("--cdc/--no-cdc", help="Run the CDC part after the contact-centre events.")]
+    = True,
+) -> None:
     """Start Kafka and the registry, create the catalog's topics, generate badly keyed traffic, run the ACL and
-    projection until caught up, verify every record, show before/after, stop everything. Exit 1 on a violation."""
+    projection until caught up, verify every record, show before/after; then the CDC path: a CRM table in the
+    embedded PostgreSQL, Debezium's connector on an embedded Kafka Connect worker, the ACL, and the proof that
+    every committed row change is one domain event in commit order. Stop everything. Exit 1 on a violation."""
     from services.devtools.demo.run import run_demo
 
+    if cdc_only and not cdc:
+        raise typer.BadParameter("--cdc-only and --no-cdc leave nothing to run")
     with user_errors():
-        if not run_demo(events):
+        if not run_demo(events, cdc=cdc, main=not cdc_only):
             raise typer.Exit(1)
 
 

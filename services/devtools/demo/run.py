@@ -1,4 +1,5 @@
-"""The demo: generate badly keyed contact-centre traffic, run the live ACL until it caught up, verify, show."""
+"""The demo: generate badly keyed contact-centre traffic, run the live ACL until it caught up, verify, show; then
+the same for a CRM table's changes through Debezium (`services.devtools.demo.cdc`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from services.check.run import manifest_expectations, run_check
 from services.cli.console import make_console
+from services.devtools.demo.cdc import CdcDemoFailed, CdcInfra, run_cdc
 from services.devtools.demo.stack import DemoStack, demo_stack
 from services.devtools.demo.views import (
     domain_layout,
@@ -56,30 +58,61 @@ def _verify(console: Console, stack: DemoStack, manifest: Path, source: str) -> 
     return passed
 
 
-def run_demo(events: int = 20_000, workdir: Path = DEMO_DIR, catalog_path: Path = CATALOG) -> bool:
-    console = make_console()
-    with demo_stack(workdir, catalog_path, console) as stack:
-        source = stack.catalog.sources[0]
-        manifest = workdir / "manifest.jsonl"
-        hot = tuple(dict.fromkeys(
-            org for family in stack.catalog.families.values()
-            for org in (*family.high_volume_orgs, *family.dedicated)
-        ))
-        summary = generate_to_topic(stack.bootstrap, source.name, events, 40, hot_orgs=hot,
-                                    malformed_rate=0.01, duplicate_rate=0.02, seed=42, manifest_path=manifest)
-        console.print(f"[green]✓[/] generated {summary.records:,} records into {source.name}: {summary.events:,} "
-                      f"events of {summary.interactions:,} interactions in {summary.orgs} orgs, "
-                      f"{summary.duplicates} redelivered, {sum(summary.malformed.values())} malformed")
-        expected = len(manifest_expectations(manifest, source.name)[0])
-        with stack.service("acl") as acl, stack.service("projection") as projection:
-            _wait_for(console, acl, "re-keyed and sequenced", expected * len(source.feeds), 600)
-            _wait_for(console, projection, "projected to org activity", expected, 600)
-        passed = _verify(console, stack, manifest, source.name)
-        family = stack.catalog.default_family
-        layout = domain_layout(stack.kafka_config, stack.catalog, family)
-        render_before_after(console, source_spread(manifest), layout)
-        high = stack.catalog.family(family).tiers.high or stack.catalog.family(family).tiers.low
-        render_skew(console, layout, high, stack.catalog.topic(high).partitions)
-        render_dead_letters(console, stack.kafka_config, stack.catalog.dlq_topic)
-    console.print("[bold green]demo passed[/]" if passed else "[bold red]demo found violations[/]")
+def _main_part(console: Console, stack: DemoStack, events: int, workdir: Path) -> bool:
+    """Badly keyed contact-centre events through the live ACL and the projection, verified and shown."""
+    source = stack.catalog.sources[0]
+    manifest = workdir / "manifest.jsonl"
+    hot = tuple(dict.fromkeys(
+        org for family in stack.catalog.families.values()
+        for org in (*family.high_volume_orgs, *family.dedicated)
+    ))
+    summary = generate_to_topic(stack.bootstrap, source.name, events, 40, hot_orgs=hot,
+                                malformed_rate=0.01, duplicate_rate=0.02, seed=42, manifest_path=manifest)
+    console.print(f"[green]✓[/] generated {summary.records:,} records into {source.name}: {summary.events:,} "
+                  f"events of {summary.interactions:,} interactions in {summary.orgs} orgs, "
+                  f"{summary.duplicates} redelivered, {sum(summary.malformed.values())} malformed")
+    expected = len(manifest_expectations(manifest, source.name)[0])
+    with stack.service("acl") as acl, stack.service("projection") as projection:
+        _wait_for(console, acl, "re-keyed and sequenced", expected * len(source.feeds), 600)
+        _wait_for(console, projection, "projected to org activity", expected, 600)
+    passed = _verify(console, stack, manifest, source.name)
+    family = stack.catalog.default_family
+    layout = domain_layout(stack.kafka_config, stack.catalog, family)
+    render_before_after(console, source_spread(manifest), layout)
+    high = stack.catalog.family(family).tiers.high or stack.catalog.family(family).tiers.low
+    render_skew(console, layout, high, stack.catalog.topic(high).partitions)
+    render_dead_letters(console, stack.kafka_config, stack.catalog.dlq_topic)
     return passed
+
+
+def run_demo(events: int = 20_000, workdir: Path = DEMO_DIR, catalog_path: Path = CATALOG, cdc: bool = True,
+             main: bool = True) -> bool:
+    """The demo's parts on one fresh stack: the badly keyed events (`main`), then the CDC path (`cdc`). Its
+    last line says whether everything was proven, or what was not."""
+    console = make_console()
+    failures: list[str] = []
+    with demo_stack(workdir, catalog_path, console) as stack:
+        infra = CdcInfra(workdir, stack.bootstrap) if cdc else None
+        try:
+            if infra is not None and main:
+                infra.launch()  # PostgreSQL and the Connect worker start up while the events are processed
+            if main and not _main_part(console, stack, events, workdir):
+                failures.append("the contact-centre events have violations (above)")
+            if infra is not None:
+                console.print("\n[bold]CDC: a CRM table in PostgreSQL, through Debezium, re-keyed by the ACL[/]")
+                try:
+                    result = run_cdc(console, stack, infra)
+                except CdcDemoFailed as error:
+                    failures.append(f"CDC: {error}")
+                else:
+                    if not result.passed:
+                        failures.append(result.summary)
+        finally:
+            if infra is not None:
+                with console.status("stopping Kafka Connect and PostgreSQL ..."):
+                    infra.stop()
+    if failures:
+        console.print(f"[bold red]demo failed: {'; '.join(failures)}[/]")
+        return False
+    console.print("[bold green]demo passed[/]")
+    return True

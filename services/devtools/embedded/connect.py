@@ -223,6 +223,12 @@ class ConnectWorker:
         With `die_with_caller` (test fixtures) the worker is stopped by the kernel if the calling process dies
         without stopping it; otherwise it runs on detached until `stop`.
         """
+        self.launch(die_with_caller)
+        self.wait_ready(timeout)
+
+    def launch(self, die_with_caller: bool = False) -> None:
+        """`start` without the wait: the worker's JVM is started (unless it runs already) and starts up while the
+        caller does something else; `wait_ready` waits for it."""
         if self.running():
             for key, value in self.requested.items():
                 if value not in (None, getattr(self.state, key)):
@@ -231,7 +237,6 @@ class ConnectWorker:
                         f"{getattr(self.state, key)}: stop it (`rekey connect stop --data-dir {self.data_dir}`) "
                         f"before starting it with {value}"
                     )
-            self.wait_ready(timeout)
             return
         if not processes.port_free(self.state.port):
             raise PortInUse(
@@ -247,7 +252,6 @@ class ConnectWorker:
             )
         self.state.pid = process.pid
         self._save_state()
-        self.wait_ready(timeout)
 
     def wait_ready(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
