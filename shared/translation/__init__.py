@@ -1,7 +1,14 @@
 """The anti-corruption layer's translation of source records (event streams, CDC) into domain event drafts."""
 
 from shared.translation.avro_values import AvroValues
-from shared.translation.debezium import RememberedRows, RowIds, RowMemory, cdc_event_id, ids_to_remember
+from shared.translation.debezium import (
+    RememberedRows,
+    RowIds,
+    RowMemory,
+    cdc_event_id,
+    ids_to_remember,
+    row_key,
+)
 from shared.translation.outcomes import (
     DomainEventDraft,
     Outcome,
@@ -32,6 +39,7 @@ __all__ = [
     "compiled",
     "ids_to_remember",
     "remembers_rows",
+    "row_key",
     "to_avro_record",
     "translate",
 ]

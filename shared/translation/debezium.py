@@ -16,10 +16,12 @@ the magnitude decides when there is none. The payload is the row image in plain 
 passed off as values).
 
 - op c/u/r use the `after` image, op d the `before` image; event types are created/updated/snapshot/deleted.
-- A delete whose `before` image lacks the ids (PostgreSQL's default replica identity writes only the primary
-  key) takes them from the record key when it holds them, else from the row's earlier changes: the caller's
-  `RowMemory` (the ACL's changelogged table, `rekey translate`'s dictionary) remembers each row key's ids as
-  `ids_to_remember` says. A delete of a row never seen is a dead letter of its own reason (`unknown_row`).
+- A delete whose `before` image lacks the ids (under PostgreSQL's default replica identity it carries only the
+  primary key: Debezium writes every other column null, or the column's default) takes them from the record key
+  when it holds them, else from the row's earlier changes: the caller's `RowMemory` (the ACL's changelogged table,
+  `rekey translate`'s dictionary) remembers each row key's ids as `ids_to_remember` says. A delete of a row never
+  seen is a dead letter of its own reason (`unknown_row`). Its payload is then the key's columns, not the nulls
+  and defaults of the `before` image.
 - Event time: the row's event-time column for c/u/r; for d, `source.ts_ms` (when the delete committed), or the
   envelope's `ts_ms` when the source's is missing or 0 (some connectors leave it 0 in snapshots).
 - Ordering token: `source.lsn`, or the commit time as above when the connector gives no LSN.
@@ -101,19 +103,33 @@ def ids_to_remember(record: SourceRecord, outcome: Outcome) -> tuple[bytes, RowI
     return None
 
 
+def row_key(key: bytes) -> bytes:
+    """The row a record key names: the key's columns in canonical JSON, without the schema block the JSON converter
+    writes into every key (`key.converter.schemas.enable`), which changes when the key column's type does (an `int`
+    primary key altered to `bigint`); a key that is not a JSON object (Avro's framed bytes) as it is."""
+    row = _key_row(key, None)
+    if row is None:
+        return key
+    try:
+        return canonical_json(row, "record key").encode()
+    except Invalid:
+        return key
+
+
 class RememberedRows:
-    """A `RowMemory` in a dictionary, for a pass over a bounded set of records (`rekey translate`)."""
+    """A `RowMemory` in a dictionary, for a pass over a bounded set of records (`rekey translate`): by topic and
+    `row_key`."""
 
     def __init__(self) -> None:
         self.ids: dict[tuple[str, bytes], RowIds] = {}
 
     def ids_of(self, record: SourceRecord) -> RowIds | None:
-        return self.ids.get((record.topic, record.key)) if record.key else None
+        return self.ids.get((record.topic, row_key(record.key))) if record.key else None
 
     def learn(self, record: SourceRecord, outcome: Outcome) -> None:
         learned = ids_to_remember(record, outcome)
         if learned is not None:
-            self.ids[(record.topic, learned[0])] = learned[1]
+            self.ids[(record.topic, row_key(learned[0]))] = learned[1]
 
 
 class ChangeTranslator:
@@ -214,10 +230,11 @@ class ChangeTranslator:
                 return "key", keyed, ids
         remembered = None if rows is None else rows.ids_of(record)
         if remembered is None:
-            key = (record.key or b"").decode("utf-8", "replace")[:96]
+            key = row_key(record.key or b"").decode("utf-8", "replace")[:96]
             fail(PoisonReason.UNKNOWN_ROW, f"delete of row {key!r}: its before image and key lack the ids "
                                            f"({self.labels}) and no earlier change of the row was seen", "before")
-        return "before", before if before is not None else keyed or {}, remembered
+        # The before image's columns other than the key's are null or their defaults, not the row's values.
+        return ("key", keyed, remembered) if keyed is not None else ("before", before or {}, remembered)
 
 
 def translate_change(record: SourceRecord, avro: AvroValues | None = None, rows: RowMemory | None = None) -> Outcome:

@@ -11,9 +11,11 @@ from shared.translation import (
     DomainEventDraft,
     PoisonPill,
     PoisonReason,
+    RememberedRows,
     Skip,
     SkipReason,
     SourceRecord,
+    row_key,
     translate,
 )
 from shared.translation.debezium import DebeziumColumns, DebeziumSource, ids_to_remember
@@ -262,7 +264,45 @@ def test_a_delete_with_only_the_primary_key_takes_the_ids_of_the_rows_earlier_ch
     assert json.loads(draft.payload) == {"id": 1}
     pill = translate(record, "debezium", rows=Rows({}))
     assert isinstance(pill, PoisonPill) and pill.reason_code is PoisonReason.UNKNOWN_ROW
-    assert "delete of row '{\"id\": 1}'" in pill.message
+    assert "delete of row '{\"id\":1}'" in pill.message
+
+
+def _schema_key(row_id: int, id_type: str) -> bytes:
+    """The record key of the JSON converter with schemas, as Debezium writes it for a surrogate `id` key."""
+    return json.dumps({"schema": {"type": "struct", "optional": False, "name": "cdc.public.interactions.Key",
+                                  "fields": [{"type": id_type, "optional": False, "default": 0, "field": "id"}]},
+                       "payload": {"id": row_id}}).encode()
+
+
+def test_a_delete_carrying_only_the_primary_key_has_the_keys_columns_as_payload() -> None:
+    """What Debezium 3.6 writes under the default replica identity: every column of the before image, those
+    PostgreSQL did not send null or the column's default ('voice')."""
+    before = {"id": 2, **dict.fromkeys(ROW, None), "channel": "voice"}
+    record = SourceRecord("cdc.public.interactions", 1, 12, _schema_key(2, "int32"),
+                          json.dumps(change("d", before=before)).encode())
+    draft = translate(record, "debezium", rows=Rows({record.key or b"": ("org-7", "int-42")}))
+    assert isinstance(draft, DomainEventDraft) and (draft.org_id, draft.interaction_id) == ("org-7", "int-42")
+    assert json.loads(draft.payload) == {"id": 2}
+    pill = translate(record, "debezium", rows=Rows({}))
+    assert isinstance(pill, PoisonPill) and "delete of row '{\"id\":2}'" in pill.message  # not its schema block
+
+
+def test_the_row_memory_knows_a_row_by_its_keys_columns_whatever_schema_the_key_carries() -> None:
+    """`ALTER COLUMN id TYPE bigint` changes the schema block in every key the JSON converter writes; so does
+    turning `key.converter.schemas.enable` off."""
+    rows = RememberedRows()
+    created = SourceRecord("cdc.public.interactions", 1, 3, _schema_key(5, "int32"),
+                           json.dumps(change("c", after=ROW)).encode())
+    rows.learn(created, translate(created, "debezium", rows=rows))
+    for key in (_schema_key(5, "int64"), b'{"id": 5}', b'{"id":5}'):
+        deleted = SourceRecord("cdc.public.interactions", 2, 7, key,
+                               json.dumps(change("d", before={"id": 5, "org_id": None})).encode())
+        draft = translate(deleted, "debezium", rows=rows)
+        assert isinstance(draft, DomainEventDraft) and (draft.org_id, draft.interaction_id) == ("org-7", "int-42")
+    other = SourceRecord("cdc.public.interactions", 1, 8, _schema_key(6, "int64"),
+                         json.dumps(change("d", before={"id": 6})).encode())
+    assert isinstance(translate(other, "debezium", rows=rows), PoisonPill)
+    assert row_key(b"\x00\x00\x00\x00\x07\x0a") == b"\x00\x00\x00\x00\x07\x0a"  # Avro: the bytes as they are
 
 
 def test_a_translated_change_teaches_the_row_memory_its_ids() -> None:
