@@ -14,12 +14,12 @@ What a Connect type means (`io.debezium.time.MicroTimestamp`, ...) is read from 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from shared.avro import AvroCodecError, ParsedSchema, WireFormatError, decode_body, parse_schema, unframe
-from shared.translation.connect_values import ConnectType, ConnectTypes
+from shared.translation.connect_values import NO_TYPES, ConnectType, ConnectTypes, RowTypes
 from shared.translation.fields import fail, json_object
 from shared.translation.outcomes import PoisonReason
 
@@ -47,7 +47,7 @@ def value_object(value: bytes, what: str, avro: AvroValues | None) -> tuple[dict
 class WriterSchema:
     schema_id: int
     parsed: ParsedSchema
-    connect_types: Mapping[str, ConnectTypes] = field(default_factory=dict)
+    row_types: RowTypes = NO_TYPES
     """For each record-typed field of the top-level record (a Debezium envelope's `before`, `after`), its fields'
     `connect.name` and decimal scale: `shared.translation.connect_values` reads its values by them."""
 
@@ -89,7 +89,8 @@ class AvroValues:
 def writer_schema(schema_id: int, text: str) -> WriterSchema:
     """Parse a registered schema for decoding (logical types left out) and note its Connect type names."""
     document = json.loads(text)
-    return WriterSchema(schema_id, parse_schema(_without_logical_types(document)), _connect_types(document))
+    return WriterSchema(schema_id, parse_schema(_without_logical_types(document)),
+                        RowTypes(_connect_types(document)))
 
 
 def _without_logical_types(schema: Any) -> Any:

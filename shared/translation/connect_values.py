@@ -35,6 +35,7 @@ UNCHANGED = "__unchanged_columns"
 """The payload key listing the columns a change left unchanged and did not carry (a reserved column name)."""
 _UNAVAILABLE_BYTES = UNAVAILABLE.encode()
 _UNAVAILABLE_BASE64 = base64.b64encode(_UNAVAILABLE_BYTES).decode()
+_UNAVAILABLE_BASE64_BYTES = _UNAVAILABLE_BASE64.encode()
 
 ConnectType = tuple[str, str | None]
 """A column's Connect type name and its decimal scale parameter (None when it has none)."""
@@ -147,19 +148,58 @@ def _unavailable(value: Any) -> bool:
     return isinstance(value, list) and len(value) == 1 and _unavailable(value[0])
 
 
-def plain_row(row: Mapping[str, Any], converters: tuple[tuple[str, Converter], ...]) -> dict[str, Any]:
-    """`row` with its typed columns converted and the columns it does not carry listed under `UNCHANGED`."""
+def may_hold_unavailable(raw: bytes) -> bool:
+    """Whether a record's bytes (JSON or Avro) can hold an unavailable value: without the placeholder in them,
+    `plain_row` need not look for it."""
+    return _UNAVAILABLE_BYTES in raw or _UNAVAILABLE_BASE64_BYTES in raw
+
+
+def plain_row(row: Mapping[str, Any], converters: tuple[tuple[str, Converter], ...],
+              unavailable: bool = True) -> dict[str, Any]:
+    """`row` with its typed columns converted and, when it may hold any (`unavailable`), the columns it does not
+    carry listed under `UNCHANGED`."""
     plain = dict(row)
     for column, convert in converters:
         value = plain.get(column)
         if value is not None:
             plain[column] = convert(value)
+    if not unavailable:
+        return plain
     unchanged = sorted(column for column, value in plain.items() if value is not None and _unavailable(value))
     if unchanged:
         for column in unchanged:
             del plain[column]
         plain[UNCHANGED] = unchanged
     return plain
+
+
+class RowTypes:
+    """The Connect types of a change event's row images (`before`, `after`) and their converters, built once per
+    schema (a JSON converter's schema block, an Avro writer schema)."""
+
+    __slots__ = ("converters", "names", "types")
+
+    def __init__(self, types: Mapping[str, ConnectTypes]) -> None:
+        self.types = dict(types)
+        self.converters = {image: row_converters(image_types) for image, image_types in types.items()}
+        self.names = {image: {column: connect_type[0] for column, connect_type in image_types}
+                      for image, image_types in types.items()}
+
+    @classmethod
+    def of_schema_block(cls, schema: object) -> RowTypes:
+        return cls({image: schema_block_types(schema, image) for image in ("before", "after")})
+
+    def name(self, image: str, column: str) -> str | None:
+        """The Connect type name of `image`'s `column` (None: it has none)."""
+        names = self.names.get(image)
+        return None if names is None else names.get(column)
+
+    def converters_of(self, image: str) -> tuple[tuple[str, Converter], ...]:
+        return self.converters.get(image, ())
+
+
+NO_TYPES = RowTypes({})
+"""A change without a schema (JSON converter with `schemas.enable=false`): values stay as encoded."""
 
 
 def schema_block_types(schema: object, image: str) -> ConnectTypes:

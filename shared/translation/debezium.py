@@ -42,15 +42,19 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from shared.sequencing import SourcePosition
-from shared.translation.avro_values import AvroValues, WriterSchema, value_object
-from shared.translation.connect_values import ConnectTypes, plain_row, row_converters, schema_block_types
-from shared.translation.fields import Invalid, canonical_json, fail, long_value, optional_text, text
+from shared.translation.avro_values import AvroValues, value_object
+from shared.translation.connect_values import NO_TYPES, RowTypes, may_hold_unavailable, plain_row
+from shared.translation.fields import Invalid, canonical_json, fail, json_object, long_value, optional_text, text
 from shared.translation.mapping import CompiledField, FieldSource, Sources
 from shared.translation.outcomes import DomainEventDraft, Outcome, PoisonReason, Skip, SkipReason
 from shared.translation.source import SourceRecord
 from shared.translation.timestamps import encoding_of_connect_type, epoch_millis
 
 EVENT_TYPES = {"c": "created", "u": "updated", "d": "deleted", "r": "snapshot"}
+_SCHEMA_AT, _PAYLOAD_AT = b'{"schema":', b',"payload":'
+_NO_PREFIX = b"\x00no schema block seen"  # JSON never starts with a NUL byte
+_SCHEMA_BLOCKS = 64
+"""Distinct schema blocks a translator keeps parsed (a table's, until its schema changes)."""
 RowIds = tuple[str, str]
 """A captured row's org id and interaction id."""
 
@@ -144,21 +148,21 @@ class ChangeTranslator:
                             CompiledField(_in_image(interaction_sources, image)))
                     for image in ("after", "before", "key")}
         self.labels = f"{_labels(org_sources)}, {_labels(interaction_sources)}"
+        self.event_time_labels = {image: f"{image}.{self.columns.event_time}" for image in ("after", "before")}
+        self.schema_blocks: dict[bytes, RowTypes] = {}
+        self.last_block: tuple[bytes, RowTypes] = (_NO_PREFIX, NO_TYPES)
+        """The wrapper's start up to its payload (`{"schema":<block>,"payload":`) of the last block seen."""
 
     def __call__(self, record: SourceRecord, avro: AvroValues | None = None, rows: RowMemory | None = None) -> Outcome:
         """`avro`: reads values and keys of the Avro converter (without it they are poison pills); `rows`: the
         ids of rows seen earlier, for deletes that do not carry them."""
-        if record.value is None:
+        value = record.value
+        if value is None:
             return Skip(SkipReason.TOMBSTONE, "tombstone (null value) following a delete")
-        change, writer = value_object(record.value, "change event value", avro)
-        schema: object = None
-        if writer is None and "payload" in change and "schema" in change:
-            schema = change["schema"]
-            change = change["payload"]
-            if change is None:
-                return Skip(SkipReason.TOMBSTONE, "null payload in the schema wrapper")
-            if not isinstance(change, dict):
-                fail(PoisonReason.SCHEMA_INVALID, "payload of the schema wrapper is not an object", "payload")
+        decoded = self._decoded(value, avro)
+        if isinstance(decoded, Skip):
+            return decoded
+        change, typing, rows_in = decoded
         op = change.get("op")
         if op is None:
             skip = _marker(change)
@@ -173,15 +177,13 @@ class ChangeTranslator:
         source = _object(change, "source")
         if op == "d":
             image, row, (org_id, interaction_id) = self._deleted(change, record, avro, rows)
-            types = _types(writer, schema, image)
             event_time_ms = long_value(_commit_ms(change, source), "source.ts_ms", PoisonReason.BAD_TIMESTAMP)
         else:
             image, row = "after", _object(change, "after")
-            types = _types(writer, schema, image)
             org_field, interaction_field = self.ids[image]
             org_id = org_field.text(change, record, PoisonReason.MISSING_ORG_ID)
             interaction_id = interaction_field.text(change, record, PoisonReason.MISSING_INTERACTION_ID)
-            event_time_ms = self._event_time(row, image, types)
+            event_time_ms = self._event_time(row, image, typing)
         ordering_token, position = _position(source, _commit_ms(change, source))
         if not source.get("table"):
             fail(PoisonReason.SCHEMA_INVALID, "source.table is missing", "source.table")
@@ -199,14 +201,53 @@ class ChangeTranslator:
             source=SourcePosition(record.topic, record.partition, record.offset),
             ordering_token=ordering_token,
             change_op=op,
-            payload=canonical_json(plain_row(row, row_converters(types)), image),
+            payload=canonical_json(plain_row(row, typing.converters_of(image), may_hold_unavailable(rows_in)), image),
             dedupe_id=event_id,
         )
 
-    def _event_time(self, row: dict[str, Any], image: str, types: ConnectTypes) -> int:
+    def _decoded(self, value: bytes, avro: AvroValues | None) -> tuple[dict[str, Any], RowTypes, bytes] | Skip:
+        """The change event, the types of its rows and the bytes its rows are in; the JSON converter's schema block
+        is parsed once, and the last one seen is recognised without a copy."""
+        prefix, typing = self.last_block
+        if not (value.startswith(prefix) and value.endswith(b"}")):
+            schema = _schema_block(value)
+            if schema is None:
+                return self._decoded_otherwise(value, avro)
+            prefix, typing = self._remember_block(schema)
+        payload = value[len(prefix):-1]
+        if payload == b"null":
+            return Skip(SkipReason.TOMBSTONE, "null payload in the schema wrapper")
+        return json_object(payload, "payload of the schema wrapper"), typing, payload
+
+    def _remember_block(self, schema: bytes) -> tuple[bytes, RowTypes]:
+        typing = self.schema_blocks.get(schema)
+        if typing is None:
+            if len(self.schema_blocks) >= _SCHEMA_BLOCKS:
+                self.schema_blocks.clear()
+            typing = self.schema_blocks[schema] = RowTypes.of_schema_block(json_object(schema, "schema"))
+        self.last_block = (_SCHEMA_AT + schema + _PAYLOAD_AT, typing)
+        return self.last_block
+
+    @staticmethod
+    def _decoded_otherwise(value: bytes, avro: AvroValues | None) -> tuple[dict[str, Any], RowTypes, bytes] | Skip:
+        """A value of the Avro converter, of the JSON converter without schemas, or its wrapper spaced or ordered
+        otherwise."""
+        change, writer = value_object(value, "change event value", avro)
+        if writer is not None:
+            return change, writer.row_types, value
+        if "payload" in change and "schema" in change:  # the wrapper as another writer spaced or ordered it
+            unwrapped = change["payload"]
+            if unwrapped is None:
+                return Skip(SkipReason.TOMBSTONE, "null payload in the schema wrapper")
+            if not isinstance(unwrapped, dict):
+                fail(PoisonReason.SCHEMA_INVALID, "payload of the schema wrapper is not an object", "payload")
+            return unwrapped, RowTypes.of_schema_block(change["schema"]), value
+        return change, NO_TYPES, value
+
+    def _event_time(self, row: dict[str, Any], image: str, typing: RowTypes) -> int:
         column = self.columns.event_time
-        time_type = next((connect_type[0] for name, connect_type in types if name == column), None)
-        return epoch_millis(row.get(column), f"{image}.{column}", encoding_of_connect_type(time_type))
+        return epoch_millis(row.get(column), self.event_time_labels[image],
+                            encoding_of_connect_type(typing.name(image, column)))
 
     def _ids(self, change: dict[str, Any], record: SourceRecord, image: str) -> RowIds | None:
         org_field, interaction_field = self.ids[image]
@@ -253,9 +294,13 @@ def _labels(sources: Sources) -> str:
     return " or ".join(source.label for source in sources)
 
 
-def _types(writer: WriterSchema | None, schema: object, image: str) -> ConnectTypes:
-    """The Connect types of `image`'s columns, from the Avro writer schema or the JSON converter's schema block."""
-    return writer.connect_types.get(image, ()) if writer is not None else schema_block_types(schema, image)
+def _schema_block(value: bytes) -> bytes | None:
+    """The schema block of the JSON converter's wrapper as Kafka Connect writes it (`{"schema":...,"payload":...}`,
+    compact, in that order: a Connect schema has no `payload` key), without decoding it."""
+    if not value.startswith(_SCHEMA_AT) or not value.endswith(b"}"):
+        return None
+    cut = value.find(_PAYLOAD_AT)
+    return None if cut < 0 else value[len(_SCHEMA_AT):cut]
 
 
 def _marker(change: dict[str, Any]) -> Skip | None:

@@ -344,3 +344,34 @@ def test_the_org_comes_from_where_a_multi_tenant_layout_keeps_it(mapping: dict[s
     draft = translate(SourceRecord(topic, 0, 2, b'{"id": 5}', json.dumps(deleted).encode()), declared,
                       rows=Rows({b'{"id": 5}': (org, "int-9")}))
     assert isinstance(draft, DomainEventDraft) and (draft.org_id, draft.interaction_id) == (org, "int-9")
+
+
+def _compact(value: dict[str, Any]) -> bytes:
+    """As Kafka Connect's JSON converter writes it: compact, the schema block first."""
+    return json.dumps(value, separators=(",", ":")).encode()
+
+
+def _amount_schema(scale: str) -> dict[str, Any]:
+    row = {"type": "struct", "fields": [{"type": "bytes", "name": "org.apache.kafka.connect.data.Decimal",
+                                         "parameters": {"scale": scale}, "field": "amount"}]}
+    return {"type": "struct", "fields": [{**row, "field": "before"}, {**row, "field": "after"}]}
+
+
+def test_each_schema_block_the_connector_writes_decides_its_own_records() -> None:
+    """The compact wrapper is read without decoding its schema block again, until the block changes."""
+    translator = DebeziumSource(columns=DebeziumColumns(interaction_type=None))
+    row = dict(ROW, amount="BOI=")  # unscaled 1250
+    drafts = []
+    for offset, scale in enumerate(["2", "2", "3", "2"]):
+        value = {"schema": _amount_schema(scale), "payload": change("u", after=row)}
+        drafts.append(translate(SourceRecord("cdc.public.interactions", 0, offset, b'{"id": 1}', _compact(value)),
+                                translator))
+    assert [json.loads(d.payload)["amount"] for d in drafts if isinstance(d, DomainEventDraft)] == [
+        "12.50", "12.50", "1.250", "12.50"]
+    spaced = translate(SourceRecord("cdc.public.interactions", 0, 0, b'{"id": 1}',
+                                    json.dumps({"schema": _amount_schema("2"), "payload": change("u", after=row)})
+                                    .encode()), translator)
+    assert spaced == drafts[0]
+    tombstone = translate(SourceRecord("cdc.public.interactions", 0, 9, b'{"id": 1}',
+                                       _compact({"schema": _amount_schema("2"), "payload": None})), translator)
+    assert isinstance(tombstone, Skip) and tombstone.reason is SkipReason.TOMBSTONE
