@@ -14,7 +14,7 @@ from services.cli.errors import user_errors
 
 def chaos(
     scenario: Annotated[str, typer.Argument(
-        help="kill | rebalance | broker | poison | redelivery | sigterm | pause | seam")],
+        help="kill | rebalance | broker | poison | redelivery | sigterm | pause | seam | connect")],
     events: Annotated[int, typer.Option(help="Source events to send.")] = 20_000,
     exactly_once: Annotated[bool, typer.Option("--exactly-once", help="Run the ACL with exactly_once.")] = False,
     workdir: Annotated[Path, typer.Option(help="Scratch directory for the stack (wiped first).")] = Path(

@@ -9,8 +9,16 @@ scale with `make soak` (tests/chaos/test_soak.py) or `rekey chaos SCENARIO --eve
 
 from __future__ import annotations
 
-import pytest
+import shutil
+import tempfile
+import uuid
+from collections.abc import Callable
+from pathlib import Path
 
+import pytest
+from confluent_kafka.admin import AdminClient
+
+from services.devtools.chaos.connect import connect_kill
 from services.devtools.chaos.harness import ChaosEnv
 from services.devtools.chaos.scenarios import (
     backfill_seam,
@@ -23,10 +31,12 @@ from services.devtools.chaos.scenarios import (
     sigterm,
 )
 from tests.chaos.conftest import assert_passed
+from tests.support.crm import cdc_catalog
 
 pytestmark = [pytest.mark.broker, pytest.mark.registry]
 
 EVENTS = 3000
+CONNECT_EVENTS = 600  # row changes, each its own transaction: a few seconds of streaming to kill the worker in
 SEAM_EVENTS = 10_000  # a live burst of 1,000 outlasts a commit; the history costs Spark little more
 
 
@@ -87,5 +97,25 @@ def test_backfill_then_live_worker_killed_right_after_the_handoff(
 ) -> None:
     """Fault scenario 6 (`spark`: the scenario's backfill runs on the tests' session, stopped before the broker)."""
     result = backfill_seam(chaos_env, SEAM_EVENTS, exactly_once, log=print)
+    assert len(result.faults) == 1
+    assert_passed(result, request)
+
+
+@pytest.mark.postgres
+@pytest.mark.connect
+@pytest.mark.parametrize("exactly_once", [False, True], ids=["at_least_once", "exactly_once"])
+def test_connect_worker_killed_while_debezium_streams(
+    catalog_factory: Callable[..., Path], kafka_admin: AdminClient, kafka_bootstrap: str, schema_registry_url: str,
+    exactly_once: bool, request: pytest.FixtureRequest,
+) -> None:
+    """`rekey chaos connect`: Debezium re-sends what it had not flushed; no row change twice, none lost."""
+    path, catalog = cdc_catalog(catalog_factory, kafka_admin, f"crm{uuid.uuid4().hex[:8]}.public.interactions")
+    workdir = Path(tempfile.mkdtemp(prefix="rekey-chaos-connect-"))
+    workdir.chmod(0o755)  # the scenario's PostgreSQL runs as an unprivileged user, which must reach its data
+    try:
+        result = connect_kill(ChaosEnv(kafka_bootstrap, schema_registry_url, path, catalog, workdir),
+                              CONNECT_EVENTS, exactly_once, log=print)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
     assert len(result.faults) == 1
     assert_passed(result, request)

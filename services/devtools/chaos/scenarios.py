@@ -12,6 +12,7 @@ from confluent_kafka.admin import AdminClient
 
 from services.acl.envelope import decode_envelopes
 from services.check.run import manifest_expectations
+from services.devtools.chaos.connect import connect_kill
 from services.devtools.chaos.harness import ChaosEnv, ChaosResult, ChaosRun, chaos_run
 from services.devtools.chaos.traffic import TrafficPlan
 from services.kafka.offsets import committed_offsets
@@ -356,4 +357,6 @@ SCENARIOS: dict[str, Scenario] = {
     "sigterm": Scenario(sigterm, description="SIGTERM under load: clean stop, bounded re-processing"),
     "pause": Scenario(pause, description="SIGSTOP a worker past its session timeout, then SIGCONT: fenced"),
     "seam": Scenario(backfill_seam, description="Spark backfill, hand-off, live worker killed right after it"),
+    "connect": Scenario(connect_kill, description="Debezium on Kafka Connect streaming a CRM workload: kill -9 of "
+                                                  "the Connect worker mid-stream, restarted"),
 }

@@ -52,9 +52,12 @@ class CdcResult:
 class CdcInfra:
     """The embedded PostgreSQL and Connect worker of the CDC part, in `workdir`, on the demo's broker."""
 
-    def __init__(self, workdir: Path, bootstrap: str) -> None:
+    def __init__(self, workdir: Path, bootstrap: str, group_id: str | None = None) -> None:
+        """`group_id`: the Connect worker's group, whose storage topics keep its connectors' offsets (one of its
+        own where several runs share a broker)."""
         self.postgres = PostgresServer(workdir / "postgres", port=embedded_postgres.free_port())
-        self.worker = ConnectWorker(workdir / "connect", bootstrap_servers=bootstrap, port=free_port(8083))
+        self.worker = ConnectWorker(workdir / "connect", bootstrap_servers=bootstrap, port=free_port(8083),
+                                    group_id=group_id)
         self.started = False
 
     def launch(self) -> None:
