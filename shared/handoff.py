@@ -1,7 +1,10 @@
 """The backfill -> live hand-off checkpoint: record formats of the compacted checkpoint topic.
 
-Two kinds of records, both keyed so compaction keeps the latest:
+Three kinds of records, all keyed so compaction keeps the latest:
 - `seq/<topic>/<key>` -> `{"last": n}`: the last sequence the backfill gave an output key in a topic;
+- `row/<topic>/<row key>` -> `{"org_id": ..., "interaction_id": ...}`: the ids of the last change the backfill
+  translated of a CDC row (`shared.translation.row_key` of its record key), for a delete the live service reads
+  that carries only the primary key (`row_key_text`: the canonical JSON as it is, other bytes `hex:<hex>`);
 - `src/<topic>/<partition>` -> `{"next_offset": n}`: the snapshot end offset of a source partition, where the
   live service must begin.
 """
@@ -9,10 +12,13 @@ Two kinds of records, both keyed so compaction keeps the latest:
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass, field
 
 SEQUENCE_PREFIX = "seq/"
 SOURCE_PREFIX = "src/"
+ROW_PREFIX = "row/"
+_HEX = "hex:"
 
 
 def sequence_key(topic: str, key: str) -> str:
@@ -28,12 +34,38 @@ def source_offset_record(topic: str, partition: int, next_offset: int) -> tuple[
     return f"{SOURCE_PREFIX}{topic}/{partition}".encode(), json.dumps({"next_offset": next_offset}).encode()
 
 
+def row_key_text(row_key: bytes) -> str:
+    """A row key as text in a record key: a JSON object's canonical text as it is, any other bytes (an Avro key,
+    a key that is no JSON object) `hex:` and their hex digits; JSON text never starts with `hex:`."""
+    if row_key.startswith(b"{"):
+        try:
+            return row_key.decode()
+        except UnicodeDecodeError:
+            pass
+    return _HEX + row_key.hex()
+
+
+def row_key_bytes(text: str) -> bytes:
+    """The row key `row_key_text` wrote."""
+    return bytes.fromhex(text[len(_HEX):]) if text.startswith(_HEX) else text.encode()
+
+
+def row_record(topic: str, row_key: bytes, org_id: str, interaction_id: str) -> tuple[bytes, bytes]:
+    """The ids of a CDC row of source `topic`, by its `shared.translation.row_key`."""
+    return (f"{ROW_PREFIX}{topic}/{row_key_text(row_key)}".encode(),
+            json.dumps({"org_id": org_id, "interaction_id": interaction_id}).encode())
+
+
 @dataclass
 class Handoff:
-    """The checkpoint as read back: last sequence per sequence key, next offset per source partition."""
+    """The checkpoint as read back: last sequence per sequence key, next offset per source partition, and the
+    ids of every CDC row by (source topic, row key) unless `keep_row_ids` is off (a reader that does not
+    translate: the backfill's driver, a sequence stage of its own)."""
 
     last_sequences: dict[str, int] = field(default_factory=dict)
     source_offsets: dict[tuple[str, int], int] = field(default_factory=dict)
+    row_ids: dict[tuple[str, bytes], tuple[str, str]] = field(default_factory=dict)
+    keep_row_ids: bool = True
 
     def apply(self, key: bytes, value: bytes | None) -> None:
         """Fold one checkpoint record in (later records win, a tombstone forgets)."""
@@ -44,9 +76,22 @@ class Handoff:
                 self.last_sequences.pop(name, None)
             else:
                 self.last_sequences[name] = int(json.loads(value)["last"])
+        elif text.startswith(ROW_PREFIX):
+            if self.keep_row_ids:
+                self._apply_row(text[len(ROW_PREFIX):], value)
         elif text.startswith(SOURCE_PREFIX):
             topic, partition = text[len(SOURCE_PREFIX):].rsplit("/", 1)
             if value is None:
                 self.source_offsets.pop((topic, int(partition)), None)
             else:
                 self.source_offsets[(topic, int(partition))] = int(json.loads(value)["next_offset"])
+
+    def _apply_row(self, name: str, value: bytes | None) -> None:
+        topic, _, text = name.partition("/")  # a topic name has no `/`; a row key may
+        row = (sys.intern(topic), row_key_bytes(text))
+        if value is None:
+            self.row_ids.pop(row, None)
+            return
+        ids = json.loads(value)
+        # Interned: a topic's name and an org's id are shared by all their rows' entries.
+        self.row_ids[row] = (sys.intern(str(ids["org_id"])), str(ids["interaction_id"]))

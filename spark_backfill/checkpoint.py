@@ -1,12 +1,13 @@
 """The hand-off checkpoint topic, as the backfill reads and writes it (record formats: `shared.handoff`).
 
-Besides `shared.handoff`'s `seq/...` and `src/...` records, the backfill keeps one `run/<source>/<family>`
-record per run: the source snapshot it covers and how far it got (`started` -> `data_written` ->
-`complete`). The live service's `Handoff.apply` ignores that prefix. A killed run is re-run against the same
-snapshot, so it rebuilds the same (key, sequence) pairs and can skip the ones already written.
+Besides `shared.handoff`'s `seq/...`, `row/...` and `src/...` records, the backfill keeps one
+`run/<source>/<family>` record per run: the source snapshot it covers and how far it got (`started` ->
+`data_written` -> `complete`). The live service's `Handoff.apply` ignores that prefix. A killed run is re-run
+against the same snapshot, so it rebuilds the same (key, sequence) pairs and can skip the ones already written.
 
-Write order makes a half-written hand-off harmless: `seq/` records (by Spark) first, the `src/` records and the
-`complete` run record last, from the driver; the live service must start only after `complete`.
+Write order makes a half-written hand-off harmless: `row/` records (by Spark, with the data, before the run record
+`data_written`) and `seq/` records (by Spark) first, the `src/` records and the `complete` run record last, from
+the driver; the live service must start only after `complete`. The backfill reads no `row/` record back.
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ class RunRecord:
 
 @dataclass
 class CheckpointState:
-    handoff: Handoff = field(default_factory=Handoff)
+    handoff: Handoff = field(default_factory=lambda: Handoff(keep_row_ids=False))
     runs: dict[str, RunRecord] = field(default_factory=dict)
 
     def run(self, source: str, family: str) -> RunRecord | None:

@@ -6,7 +6,9 @@ Pure DataFrame -> DataFrame functions (no I/O), testable on actual rows:
   (the same calls the live ACL makes), and encoding each event's Avro halves (`shared.avro.SplitEncoder`);
 - `sequence_events`: drop upstream duplicates by dedupe id (first in source order wins) and number each output
   key densely in source order with Spark windows, exactly `shared.sequencing.assign_sequences`;
-- `kafka_rows` / `dead_letter_rows` / `checkpoint_sequence_rows`: what the load step writes.
+- `last_row_ids`: the ids of every CDC row's last translated change, for the live ACL's deletes;
+- `kafka_rows` / `dead_letter_rows` / `checkpoint_sequence_rows` / `checkpoint_row_rows`: what the load step
+  writes.
 """
 
 from __future__ import annotations
@@ -54,6 +56,11 @@ def translated_schema() -> Any:
         T.StructField("dlq_key", T.BinaryType()),
         T.StructField("dlq_value", T.BinaryType()),
         T.StructField("dlq_headers", T.ArrayType(header)),
+        # What a CDC source's change teaches a `RowMemory` (`shared.translation.ids_to_remember`): the row
+        # (`row_key` of the record key) and its ids; null for other sources and for skips and poison pills.
+        T.StructField("row_key", T.BinaryType()),
+        T.StructField("row_org_id", T.StringType()),
+        T.StructField("row_interaction_id", T.StringType()),
     ])
 
 
@@ -109,14 +116,15 @@ def translate_batches(spec: TranslateSpec) -> Callable[[Iterator[pa.RecordBatch]
         from pyspark.sql.pandas.types import to_arrow_schema
 
         from shared.pipeline import DeadLetter, Routed
-        from shared.translation import RememberedRows, SourceRecord, remembers_rows
+        from shared.translation import RememberedRows, SourceRecord, ids_to_remember, remembers_rows, row_key
 
         pipeline = _pipeline(spec)
         # A Kafka partition's offset range is read in order by one task: a CDC row's delete follows its earlier
         # changes there, whose ids it may need.
         remembered = RememberedRows()
+        remembering = {topic for topic, translation in spec.formats.items() if remembers_rows(translation)}
         processors = {topic: pipeline.processor(translation, (spec.family,),
-                                                remembered if remembers_rows(translation) else None)
+                                                remembered if topic in remembering else None)
                       for topic, translation in spec.formats.items()}
         arrow_schema = to_arrow_schema(translated_schema())
         columns = arrow_schema.names
@@ -132,8 +140,13 @@ def translate_batches(spec: TranslateSpec) -> Callable[[Iterator[pa.RecordBatch]
                 row.update(src_topic=record.topic, src_partition=record.partition, src_offset=record.offset,
                            src=f"{record.topic}/{record.partition}/{record.offset}")
                 if isinstance(result, Routed):
-                    remembered.learn(record, result.draft)
                     draft, (domain,) = result.draft, result.records
+                    learned = ids_to_remember(record, draft) if record.topic in remembering else None
+                    if learned is not None:  # `RememberedRows.learn`, keeping the row for the hand-off
+                        row_ids = learned[1]
+                        row["row_key"] = learned_key = row_key(learned[0])
+                        row["row_org_id"], row["row_interaction_id"] = row_ids
+                        remembered.ids[(record.topic, learned_key)] = row_ids
                     target = domain.route
                     row.update(kind=EVENT, org_id=draft.org_id, out_topic=target.topic, out_key=target.key,
                                out_partition=target.partition, ordering_token=draft.ordering_token,
@@ -253,8 +266,24 @@ def last_sequences(sequenced: DataFrame) -> DataFrame:
     return sequenced.groupBy(*SEQUENCE_KEY_COLUMNS).agg(F.max("sequence").alias("last"))
 
 
-def checkpoint_sequence_rows(last: DataFrame, checkpoint_topic: str) -> DataFrame:
-    """`shared.handoff.sequence_record` of every (out_topic, out_key, last), as Kafka sink rows."""
+def last_row_ids(translated: DataFrame) -> DataFrame:
+    """(src_topic, row_key, org_id, interaction_id): the ids of every CDC row's last translated change, by source
+    offset (a row's changes share its partition: Debezium keys them by the primary key). `translated` needs the
+    `translated_schema` columns `src_topic`, `src_partition`, `src_offset`, `row_key`, `row_org_id`,
+    `row_interaction_id`; rows without a `row_key` teach nothing. What the hand-off gives the live ACL."""
+    from pyspark.sql import functions as F
+
+    last = F.max(F.struct("src_offset", "src_partition", "row_org_id", "row_interaction_id"))
+    return (translated.filter(F.col("row_key").isNotNull())
+            .groupBy("src_topic", "row_key").agg(last.alias("_last"))
+            .select("src_topic", "row_key", F.col("_last.row_org_id").alias("org_id"),
+                    F.col("_last.row_interaction_id").alias("interaction_id")))
+
+
+def _checkpoint_rows(frame: DataFrame, columns: tuple[str, ...], record: Callable[..., tuple[bytes, bytes]],
+                     checkpoint_topic: str) -> DataFrame:
+    """`record(*columns)` of every row of `frame`, as Kafka sink rows (topic, key, value) of the checkpoint."""
+    from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
     schema = T.StructType([T.StructField("key", T.BinaryType()), T.StructField("value", T.BinaryType())])
@@ -262,15 +291,29 @@ def checkpoint_sequence_rows(last: DataFrame, checkpoint_topic: str) -> DataFram
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import pyarrow as pa
 
-        from shared.handoff import sequence_record
-
         for batch in batches:
-            records = [sequence_record(t, k, int(n)) for t, k, n in zip(
-                batch.column("out_topic").to_pylist(), batch.column("out_key").to_pylist(),
-                batch.column("last").to_pylist(), strict=True)]
+            records = [record(*values) for values in zip(*(batch.column(c).to_pylist() for c in columns),
+                                                         strict=True)]
             yield pa.RecordBatch.from_pydict({"key": [r[0] for r in records], "value": [r[1] for r in records]},
                                              schema=pa.schema([("key", pa.binary()), ("value", pa.binary())]))
 
-    from pyspark.sql import functions as F
+    return frame.mapInArrow(run, schema).select(F.lit(checkpoint_topic).alias("topic"), "key", "value")  # type: ignore[arg-type]
 
-    return last.mapInArrow(run, schema).select(F.lit(checkpoint_topic).alias("topic"), "key", "value")  # type: ignore[arg-type]
+
+def checkpoint_sequence_rows(last: DataFrame, checkpoint_topic: str) -> DataFrame:
+    """`shared.handoff.sequence_record` of every (out_topic, out_key, last), as Kafka sink rows."""
+    from shared.handoff import sequence_record
+
+    def record(topic: str, key: str, last_sequence: int) -> tuple[bytes, bytes]:
+        return sequence_record(topic, key, int(last_sequence))
+
+    return _checkpoint_rows(last, ("out_topic", "out_key", "last"), record, checkpoint_topic)
+
+
+def checkpoint_row_rows(row_ids: DataFrame, checkpoint_topic: str) -> DataFrame:
+    """`shared.handoff.row_record` of every (src_topic, row_key, org_id, interaction_id) (`last_row_ids`), as
+    Kafka sink rows."""
+    from shared.handoff import row_record
+
+    return _checkpoint_rows(row_ids, ("src_topic", "row_key", "org_id", "interaction_id"), row_record,
+                            checkpoint_topic)

@@ -15,7 +15,7 @@ from enum import StrEnum
 
 from services.acl.handoff import HandoffSequences
 from services.acl.sequence import SequenceStage
-from services.acl.translate import TranslateStage
+from services.acl.translate import TranslateStage, remembering_sources
 from services.catalog_files import load_catalog
 from services.registry.client import SchemaRegistryClient
 from services.registry.memory import SchemaIdMemory
@@ -52,14 +52,16 @@ def create_worker(settings: RuntimeSettings, stages: frozenset[Stage] = frozense
     catalog = load_catalog(settings.catalog_path)
     group_id = settings.app_id or "rekey-acl"
     sequencing = f"{group_id}-sequencing"
-    handoff = HandoffSequences.load(catalog, settings, group_id=group_id)
+    # The CDC rows' ids only where they are read: a process that translates a source that remembers rows.
+    handoff = HandoffSequences.load(catalog, settings, group_id=group_id,
+                                    row_ids=Stage.TRANSLATE in stages and bool(remembering_sources(catalog)))
     processors: list[Processor] = []
     if Stage.TRANSLATE in stages:
         registry = SchemaRegistryClient(settings.registry, memory=SchemaIdMemory(settings.data_dir / group_id))
         pipeline = RecordPipeline(catalog, SERVICE, settings.service_version, wire_headers(catalog, registry),
                                   avro=AvroValues(registry.writer_schema_text))
         processors.append(TranslateStage(catalog, pipeline, sequencing, group_id, TopOrgs(settings.top_orgs),
-                                         SERVICE))
+                                         SERVICE, handoff.row_ids))
     if Stage.SEQUENCE in stages:
         processors.append(SequenceStage(sequencing, group_id, handoff, settings.dedupe_horizon_hours, SERVICE))
     internal = InternalTopic(sequencing, settings.internal_partitions, settings.internal_replication_factor,

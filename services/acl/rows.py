@@ -1,27 +1,36 @@
 """The translate stage's memory of captured rows: CDC row key -> (org id, interaction id), a changelogged table
 per CDC source topic, kept for the source partition the row's changes arrive on (Debezium keys a row's changes by
-its primary key, so one partition holds them all). A delete that carries only the primary key reads it."""
+its primary key, so one partition holds them all). A delete that carries only the primary key reads it; a row the
+table does not know, it looks up in the ids a backfill handed off (`shared.handoff`: the rows whose earlier
+changes only the backfill read)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from services.runtime.processor import TableLookup, TableSpec
-from shared.translation import Outcome, RowIds, SourceRecord, ids_to_remember
+from shared.translation import Outcome, RowIds, SourceRecord, ids_to_remember, row_key
 
 
 class RowTables:
-    """The `RowMemory` of the sources in `topics`, over the runtime's tables of the batch being processed."""
+    """The `RowMemory` of the sources in `topics`, over the runtime's tables of the batch being processed, and
+    `handed_off`: the backfill's row ids by (source topic, `row_key`), read when a table misses."""
 
-    def __init__(self, topics: tuple[str, ...], group_id: str) -> None:
+    def __init__(self, topics: tuple[str, ...], group_id: str,
+                 handed_off: Mapping[tuple[str, bytes], RowIds] | None = None) -> None:
         self.names = {topic: f"rows:{topic}" for topic in topics}
         self.specs = tuple(TableSpec(name, topic, f"{group_id}-rows-{topic}-changelog", {"cleanup.policy": "compact"})
                            for topic, name in self.names.items())
         self.tables: TableLookup | None = None
+        self.handed_off = handed_off or {}
 
     def ids_of(self, record: SourceRecord) -> RowIds | None:
         if self.tables is None or not record.key:
             return None
         ids = self.tables(self.names[record.topic], record.partition).get(record.key)
-        return None if ids is None else (ids[0], ids[1])
+        if ids is None:
+            return self.handed_off.get((record.topic, row_key(record.key))) if self.handed_off else None
+        return ids[0], ids[1]
 
     def learn(self, record: SourceRecord, outcome: Outcome) -> None:
         """Remember the ids a translated change names, unless they are remembered already."""

@@ -1,12 +1,12 @@
 """The ACL's translate stage: source records -> `shared.pipeline` -> envelopes on the sequencing topic (on the
 partition Java's partitioner picks for the output key, a batch's envelopes of one partition in few records), dead
-letters, or counted skips. CDC sources keep the ids of the rows they have seen (`services.acl.rows`), for deletes
-that carry only the primary key."""
+letters, or counted skips. CDC sources keep the ids of the rows they have seen (`services.acl.rows`), and those a
+backfill handed off, for deletes that carry only the primary key."""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from confluent_kafka import Message
 
@@ -17,15 +17,20 @@ from services.runtime.processor import Outputs, TableLookup, TableSpec
 from shared.catalog import Catalog
 from shared.partitioning import key_partition
 from shared.pipeline import DeadLetter, RecordPipeline, Routed
-from shared.translation import SourceRecord, remembers_rows
+from shared.translation import RowIds, SourceRecord, remembers_rows
+
+
+def remembering_sources(catalog: Catalog) -> tuple[str, ...]:
+    """The CDC sources, whose rows' ids the translate stage remembers."""
+    return tuple(source.name for source in catalog.sources if remembers_rows(source.translation))
 
 
 class TranslateStage:
 
     def __init__(self, catalog: Catalog, pipeline: RecordPipeline, sequencing_topic: str, group_id: str,
-                 top_orgs: TopOrgs, service: str) -> None:
-        self.rows = RowTables(tuple(source.name for source in catalog.sources if remembers_rows(source.translation)),
-                              group_id)
+                 top_orgs: TopOrgs, service: str, handed_off: Mapping[tuple[str, bytes], RowIds] | None = None) -> None:
+        """`handed_off`: the row ids of a backfill's hand-off (`services.acl.handoff`)."""
+        self.rows = RowTables(remembering_sources(catalog), group_id, handed_off)
         self.tables: Sequence[TableSpec] = self.rows.specs
         self.processors = {source.name: pipeline.processor(source.translation, source.feeds,
                                                            self.rows if source.name in self.rows.names else None)

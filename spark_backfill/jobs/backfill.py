@@ -3,7 +3,8 @@
 extract   every source topic up to a snapshot of its end offsets (or archived files);
 transform `shared` translation + routing per record, dense per-key sequences by a Spark window;
 load      Kafka sink with explicit Java-parity partitions, Avro wire-format values, `seq`/`src` headers as the
-          live service writes them; poison pills to the DLQ; then the hand-off checkpoint.
+          live service writes them; poison pills to the DLQ; then the hand-off checkpoint (a CDC source's row ids
+          with the data, last sequences, snapshot end offsets and the run record `complete` after them).
 
 Re-runs: the run record in the checkpoint topic keeps the snapshot. A killed run, re-run, reads the same
 records, so it rebuilds the same (key, sequence) pairs; it reads what the target topics and the DLQ already
@@ -23,7 +24,7 @@ from services.catalog_files import load_catalog
 from services.settings import KafkaSettings, RegistrySettings
 from shared.avro import load_schema, wire_header
 from shared.catalog import Catalog, SourceTopic
-from shared.translation import Translation
+from shared.translation import Translation, remembers_rows
 from spark_backfill import checkpoint, extract, transform
 
 if TYPE_CHECKING:
@@ -152,6 +153,7 @@ def run_backfill(spark: SparkSession, request: BackfillRequest, kafka: KafkaSett
     outputs = family.output_topics
     checkpoint_topic = request.checkpoint_topic or catalog.checkpoint_topic
     formats = _source_formats(catalog, request.sources, request.source_format)
+    cdc = any(remembers_rows(translation) for translation in formats.values())  # a source's rows' ids to hand off
     _ensure_checkpoint_topic(config, catalog, checkpoint_topic)
     _check_topics(config, catalog, [*outputs, catalog.dlq_topic, checkpoint_topic])
 
@@ -252,18 +254,23 @@ def run_backfill(spark: SparkSession, request: BackfillRequest, kafka: KafkaSett
         write = rows.unionByName(poison)
         write.write.format("kafka").options(**extract.spark_kafka_options(kafka)).options(**WRITE_OPTIONS).save()
         report.written = sum(report.per_topic.values()) - report.already_written
+        if cdc:
+            # Before `data_written`: a run resumed from there rewrites only the hand-off, without the translated
+            # rows these come from. Rewritten alike by a re-run from `started`; read only after `complete`.
+            _write_checkpoint(transform.checkpoint_row_rows(transform.last_row_ids(numbered), checkpoint_topic),
+                              kafka)
         run.state = checkpoint.DATA_WRITTEN
         checkpoint.write_run(config, checkpoint_topic, run)
         timer.stage("write", f"{report.written} records to {', '.join(outputs)}; "
-                             f"{sum(report.dead_lettered.values())} to {catalog.dlq_topic}")
+                             f"{sum(report.dead_lettered.values())} to {catalog.dlq_topic}"
+                             + (f"; the ids of every CDC row to {checkpoint_topic}" if cdc else ""))
         last = transform.last_sequences(events)
     else:
         # The data was written before the kill: the hand-off's last sequences are what the targets hold.
         last = _written_last_sequences(spark, kafka, outputs)
 
     # -- hand-off -----------------------------------------------------------------------------------------
-    (transform.checkpoint_sequence_rows(last, checkpoint_topic)
-     .write.format("kafka").options(**extract.spark_kafka_options(kafka)).options(**WRITE_OPTIONS).save())
+    _write_checkpoint(transform.checkpoint_sequence_rows(last, checkpoint_topic), kafka)
     report.seconds = round(time.monotonic() - started, 2)
     run.summary = {k: v for k, v in report.to_json().items() if k not in ("snapshot", "stages")}
     checkpoint.complete(config, checkpoint_topic, run)
@@ -272,6 +279,10 @@ def run_backfill(spark: SparkSession, request: BackfillRequest, kafka: KafkaSett
     if cached is not None:
         cached.unpersist()
     return report
+
+
+def _write_checkpoint(rows: DataFrame, kafka: KafkaSettings) -> None:
+    rows.write.format("kafka").options(**extract.spark_kafka_options(kafka)).options(**WRITE_OPTIONS).save()
 
 
 def _tally(counts: list[Any], kind: str) -> dict[str, int]:

@@ -167,3 +167,93 @@ def test_kafka_rows_and_checkpoint_rows(spark) -> None:
     for row in transform.checkpoint_sequence_rows(last, "cp").collect():
         handoff.apply(bytes(row["key"]), bytes(row["value"]))
     assert handoff.last_sequences == {"t_v2/o:i/x": 17}
+
+
+CDC_TOPIC = "crm.public.interactions"
+
+
+def _cdc_key(row_id: int, id_type: str = "int64") -> bytes:
+    """The record key of the JSON converter with schemas, as Debezium writes it for a surrogate `id` key."""
+    return json.dumps({"schema": {"type": "struct", "optional": False, "name": f"{CDC_TOPIC}.Key",
+                                  "fields": [{"type": id_type, "optional": False, "field": "id"}]},
+                       "payload": {"id": row_id}}).encode()
+
+
+def _cdc_change(op: str, lsn: int, row: dict[str, object] | None = None, row_id: int = 0) -> bytes:
+    image = None if row is None else {"id": row_id, "status": "queued", "interaction_type": "call",
+                                      "updated_at": "2024-01-01T00:00:00Z", **row}
+    before = {"id": row_id, "org_id": None, "interaction_id": None} if op == "d" else None
+    return json.dumps({"before": before, "after": None if op == "d" else image, "op": op, "ts_ms": 1_704_067_200_500,
+                       "source": {"connector": "postgresql", "db": "crm", "schema": "public",
+                                  "table": "interactions", "lsn": lsn, "ts_ms": 1_704_067_200_000}}).encode()
+
+
+def test_translated_cdc_rows_carry_what_the_row_memory_learns_and_the_hand_off_keeps_each_rows_last_ids(
+        spark) -> None:  # type: ignore[no-untyped-def]
+    """Each CDC event row names its row (`row_key`) and ids (`ids_to_remember`); per row the hand-off keeps the
+    ids of its last change by offset, whatever schema block its keys carried; other sources, skips and poison
+    pills teach nothing."""
+    from shared.handoff import row_record
+    from shared.translation import row_key
+
+    ids_1, ids_1_later = {"org_id": "org-a", "interaction_id": "i-1"}, {"org_id": "org-a", "interaction_id": "i-9"}
+    ids_2 = {"org_id": "org-b", "interaction_id": "i-2"}
+    cdc: list[tuple[int, int, bytes | None, bytes | None]] = [  # partition, offset, key, value
+        (0, 8, _cdc_key(1, "int32"), _cdc_change("r", 100, ids_1, 1)),
+        (0, 9, _cdc_key(1), _cdc_change("u", 200, ids_1_later, 1)),  # the row moved to another interaction
+        (0, 10, _cdc_key(1), _cdc_change("u", 300, {**ids_1_later, "status": "active"}, 1)),
+        (1, 3, _cdc_key(2), _cdc_change("c", 150, ids_2, 2)),
+        (1, 4, _cdc_key(2), _cdc_change("d", 250, row_id=2)),  # the primary key only: ids from the row memory
+        (1, 5, _cdc_key(2), None),  # its tombstone
+        (1, 6, _cdc_key(3), b"{not json"),
+        (1, 7, _cdc_key(4), _cdc_change("d", 260, row_id=4)),  # a row never seen: unknown_row
+    ]
+    source_rows = [(CDC_TOPIC, p, o, k, v, 1_700_000_000_000 + o, []) for p, o, k, v in cdc]
+    source_rows.append(("src", 0, 1, b"k", _genesys("org-acme", "i-1", "e-1", "2024-01-01T00:00:00Z"),
+                        1_700_000_000_000, []))
+    frame_ = spark.createDataFrame(source_rows, source_schema())
+    spec = transform.TranslateSpec(CATALOG.read_text(), str(CATALOG), load_catalog(CATALOG).default_family,
+                                   {CDC_TOPIC: "debezium", "src": "ccaas-json"}, encode=False)
+    translated = transform.translate_source(frame_.repartition(1).sortWithinPartitions("partition", "offset"), spec)
+    rows = {(r["src_topic"], r["src_partition"], r["src_offset"]): r for r in translated.collect()}
+
+    def taught(topic: str, partition: int, offset: int) -> tuple[object, ...]:
+        row = rows[(topic, partition, offset)]
+        return (row["kind"], row["reason"], None if row["row_key"] is None else bytes(row["row_key"]),
+                row["row_org_id"], row["row_interaction_id"])
+
+    assert taught(CDC_TOPIC, 0, 8) == ("event", None, b'{"id":1}', "org-a", "i-1")
+    assert taught(CDC_TOPIC, 0, 9) == ("event", None, b'{"id":1}', "org-a", "i-9")
+    assert taught(CDC_TOPIC, 0, 10) == ("event", None, b'{"id":1}', "org-a", "i-9")
+    assert taught(CDC_TOPIC, 1, 3) == ("event", None, b'{"id":2}', "org-b", "i-2")
+    assert taught(CDC_TOPIC, 1, 4) == ("event", None, b'{"id":2}', "org-b", "i-2")
+    assert taught(CDC_TOPIC, 1, 5) == ("skip", "tombstone", None, None, None)
+    assert taught(CDC_TOPIC, 1, 6)[0] == "poison" and taught(CDC_TOPIC, 1, 6)[2:] == (None, None, None)
+    assert taught(CDC_TOPIC, 1, 7) == ("poison", "unknown_row", None, None, None)
+    assert taught("src", 0, 1)[0] == "event" and taught("src", 0, 1)[2:] == (None, None, None)
+    assert row_key(_cdc_key(1, "int32")) == row_key(_cdc_key(1)) == b'{"id":1}'
+
+    # The last change by offset, not by LSN nor by arrival: shuffled over partitions before the aggregation.
+    last = transform.last_row_ids(translated.repartition(4, "src_offset"))
+    assert sorted((r["src_topic"], bytes(r["row_key"]), r["org_id"], r["interaction_id"]) for r in last.collect()) \
+        == [(CDC_TOPIC, b'{"id":1}', "org-a", "i-9"), (CDC_TOPIC, b'{"id":2}', "org-b", "i-2")]
+
+    records = transform.checkpoint_row_rows(last, "cp").collect()
+    assert {r["topic"] for r in records} == {"cp"}
+    assert sorted((bytes(r["key"]), bytes(r["value"])) for r in records) == sorted(
+        [row_record(CDC_TOPIC, b'{"id":1}', "org-a", "i-9"), row_record(CDC_TOPIC, b'{"id":2}', "org-b", "i-2")])
+    handoff = Handoff()
+    for record in records:
+        handoff.apply(bytes(record["key"]), bytes(record["value"]))
+    assert handoff.row_ids == {(CDC_TOPIC, b'{"id":1}'): ("org-a", "i-9"), (CDC_TOPIC, b'{"id":2}'): ("org-b", "i-2")}
+
+
+def test_the_last_change_of_a_row_is_the_one_at_the_highest_offset(spark) -> None:  # type: ignore[no-untyped-def]
+    rows = [("t", bytearray(b'{"id":1}'), 0, offset, "o", f"i-{offset}") for offset in (7, 1_000, 99, 10_001, 8)]
+    rows += [("t", bytearray(b'{"id":2}'), 1, 5, "o", "only"), ("u", bytearray(b'{"id":1}'), 0, 3, "p", "other"),
+             ("t", None, 0, 20_000, None, None)]
+    frame_ = spark.createDataFrame(rows, "src_topic string, row_key binary, src_partition int, src_offset long, "
+                                         "row_org_id string, row_interaction_id string")
+    assert sorted((r["src_topic"], bytes(r["row_key"]), r["org_id"], r["interaction_id"])
+                  for r in transform.last_row_ids(frame_).collect()) == [
+        ("t", b'{"id":1}', "o", "i-10001"), ("t", b'{"id":2}', "o", "only"), ("u", b'{"id":1}', "p", "other")]

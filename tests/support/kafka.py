@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from dataclasses import dataclass
 
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from services.kafka.reading import iter_topic
+from services.kafka.transient import LEADER_MOVING
 from tests.support.waiting import wait_until
 
 
@@ -22,14 +24,24 @@ class Record:
     headers: dict[str, bytes]
 
 
-def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
+def end_offsets(bootstrap: str, topic: str, timeout: float = 30.0) -> dict[int, int]:
+    """The end offset of every partition of `topic`; a partition whose leader is still moving (a new topic's, on a
+    busy broker) is asked again until `timeout`."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"probe-{uuid.uuid4()}"})
+    deadline = time.monotonic() + timeout
+
+    def high(partition: int) -> int:
+        while True:
+            try:
+                return int(consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=10)[1])
+            except KafkaException as error:
+                if error.args[0].code() not in LEADER_MOVING or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+
     try:
         metadata = consumer.list_topics(topic, timeout=10).topics[topic]
-        return {
-            p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
-            for p in metadata.partitions
-        }
+        return {p: high(p) for p in metadata.partitions}
     finally:
         consumer.close()
 
