@@ -54,7 +54,7 @@ from services.generation.writer import generate_to_topic
 from services.kafka.producers import make_producer, produce_waiting
 from services.settings import KafkaSettings
 from shared.catalog import Catalog
-from shared.generation import GenerationConfig, generate
+from shared.generation import GenerationConfig, RecordKind, generate
 from shared.routing import route_in
 from shared.translation import DomainEventDraft, SourceFormat, SourceRecord, compiled
 
@@ -293,7 +293,8 @@ class Bench:
         assert summary.events + summary.tombstones == summary.records, "the bench sends valid events only"
         return summary.events
 
-    def paced(self, topic: str, events: int, rate: float, seed: int, source_format: SourceFormat) -> None:
+    def paced(self, topic: str, events: int, rate: float, seed: int, source_format: SourceFormat) -> int:
+        """Send `events` records at `rate`; return the valid events among them (the rest: CDC tombstones)."""
         config = GenerationConfig(events=events, orgs=ORGS, hot_orgs=self.hot, seed=seed,
                                   source_format=source_format)
         producer = make_producer(self.kafka, **{"linger.ms": 5})
@@ -312,6 +313,7 @@ class Bench:
                     update(record.index)
             producer.flush(60)
             update(events)
+        return sum(record.kind is RecordKind.EVENT for record in records)
 
     @contextlib.contextmanager
     def _bar(self, what: str, total: int) -> Iterator[Callable[[int], None]]:
@@ -352,14 +354,16 @@ class Bench:
                 time.sleep(POLL)
 
     def latencies(self, source: str, source_range: dict[tuple[str, int], tuple[int, int]],
-                  output_range: dict[tuple[str, int], tuple[int, int]]) -> list[tuple[int, float]]:
+                  output_range: dict[tuple[str, int], tuple[int, int]],
+                  source_format: SourceFormat) -> list[tuple[int, float]]:
         """(source CreateTime, latency ms) of every output of the paced phase."""
         by_position: dict[str, int] = {}
         by_event: dict[str, int] = {}
         for message in self._read(source_range):
             stamp = message.timestamp()[1]  # type: ignore[attr-defined]
             by_position[f"{message.topic()}/{message.partition()}/{message.offset()}"] = stamp  # type: ignore
-            by_event[json.loads(message.value())["eventId"]] = stamp  # type: ignore[attr-defined]
+            if source_format is SourceFormat.CCAAS_JSON:  # the baselines' outputs name their event, not its position
+                by_event[json.loads(message.value())["eventId"]] = stamp  # type: ignore[attr-defined]
         result: list[tuple[int, float]] = []
         for message in self._read(output_range):
             headers = dict(message.headers() or [])  # type: ignore[attr-defined]
@@ -405,9 +409,10 @@ class Bench:
                                f"{result.events_per_second:,.0f} events/s (load {os.getloadavg()[0]:.2f})")
             if pipeline.paced:
                 rate = paced_rate if paced_rate is not None else result.events_per_second * self.paced_fraction
-                paced_events = max(1, int(rate * self.paced_seconds))
+                paced_records = max(1, int(rate * self.paced_seconds))
                 source_before = self.end_offsets([pipeline.source])
-                self.paced(pipeline.source, paced_events, rate, pipeline.seed + 1_000, pipeline.source_format)
+                paced_events = self.paced(pipeline.source, paced_records, rate, pipeline.seed + 1_000,
+                                          pipeline.source_format)
                 source_after = self.end_offsets([pipeline.source])
                 final = self.wait_outputs(worker, pipeline.outputs, ends, paced_events * pipeline.families,
                                           "paced events re-keyed")
@@ -427,6 +432,7 @@ class Bench:
                 pipeline.source,
                 {tp: (source_before.get(tp, 0), end) for tp, end in source_after.items()},
                 {tp: (ends.get(tp, 0), end) for tp, end in final.items()},
+                pipeline.source_format,
             )
             result.latencies_ms = [latency for _created, latency in samples]
             timeline = self.stack.workdir / f"{pipeline.id}-latency.csv"
