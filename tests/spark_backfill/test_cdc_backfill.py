@@ -17,7 +17,7 @@ from services.devtools.embedded.workers import ServiceProcess
 from services.settings import KafkaSettings, RegistrySettings
 from spark_backfill.jobs.backfill import BackfillRequest, run_backfill
 from tests.fixtures.connect import DebeziumConnector
-from tests.support.crm import CrmTable, assert_each_change_once_in_order, cdc_catalog, domain_events
+from tests.support.crm import CrmTable, assert_each_change_once_in_order, cdc_catalog, wait_domain_events
 from tests.support.kafka import end_offsets, read_topic
 from tests.support.services import acl_env
 from tests.support.waiting import wait_until
@@ -61,14 +61,10 @@ def test_a_backfill_of_the_connectors_topic_hands_off_to_the_live_acl_with_a_den
     crm_table.update_status(history[400:500] + live[:50], "transferred")
     crm_table.delete(history[:60] + live[50:70])  # the history's rows: their ids only in what the backfill read
 
-    expected_events = sum(len(ops) for ops in crm_table.changes.values())
     acl = ServiceProcess("acl", acl_env(kafka_bootstrap, schema_registry_url, path, tmp_path / "state"),
                          tmp_path).start()
     try:
-        events = wait_until(
-            lambda: (found := domain_events(kafka_bootstrap, catalog))
-            and len({(k, e["sequence"]) for k, es in found.items() for e in es}) >= expected_events and found,
-            180, f"{expected_events} distinct domain events")
+        events = wait_domain_events(kafka_bootstrap, catalog, crm_table)
         dead_lettered = acl.metric("rekey_dead_lettered_total", service="acl")
     finally:
         acl.stop()

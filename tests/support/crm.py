@@ -20,6 +20,7 @@ from services.kafka.topics import create_topics
 from shared.avro import decode_body, load_schema, parse_schema, unframe
 from shared.catalog import Catalog
 from tests.support.kafka import read_topic
+from tests.support.waiting import wait_until
 
 ORGS = ("org-cdc-a", "org-cdc-b", "org-cdc-c")
 TOASTED_EVERY = 50  # every 50th row carries a notes value large enough to be stored out of line
@@ -143,3 +144,15 @@ def assert_each_change_once_in_order(table: CrmTable, events: dict[str, list[dic
         assert [event["change_op"] for event in written] == ops, key
         assert [event["sequence"] for event in written] == list(range(1, len(ops) + 1)), key
     assert exactly_once is False or redelivered == 0
+
+
+def wait_domain_events(bootstrap: str, catalog: Catalog, table: CrmTable,
+                       timeout: float = 180) -> dict[str, list[dict[str, Any]]]:
+    """The domain events once there are as many distinct (key, sequence) as `table` committed changes."""
+    expected = sum(len(ops) for ops in table.changes.values())
+
+    def enough() -> dict[str, list[dict[str, Any]]] | None:
+        found = domain_events(bootstrap, catalog)
+        return found if len({(key, e["sequence"]) for key, es in found.items() for e in es}) >= expected else None
+
+    return wait_until(enough, timeout, f"{expected} distinct domain events")

@@ -19,7 +19,7 @@ from services.devtools.embedded.connect import ConnectWorker
 from services.devtools.embedded.workers import ServiceProcess
 from shared.translation.connect_values import UNAVAILABLE, UNCHANGED
 from tests.fixtures.connect import DebeziumConnector
-from tests.support.crm import CrmTable, assert_each_change_once_in_order, cdc_catalog, domain_events
+from tests.support.crm import CrmTable, assert_each_change_once_in_order, cdc_catalog, wait_domain_events
 from tests.support.kafka import read_topic
 from tests.support.services import acl_env
 from tests.support.waiting import wait_until
@@ -76,11 +76,7 @@ def test_every_committed_row_change_is_one_domain_event_through_an_acl_restart_a
         crm_table.delete(list(crm_table.ids)[:150] + streamed[100:150])  # replica identity DEFAULT: only the key
         crm_table.update_status(streamed[150:200], "abandoned")
 
-        expected_events = sum(len(ops) for ops in crm_table.changes.values())
-        events = wait_until(
-            lambda: (found := domain_events(kafka_bootstrap, catalog))
-            and len({(k, e["sequence"]) for k, es in found.items() for e in es}) >= expected_events and found,
-            180, f"{expected_events} distinct domain events")
+        events = wait_domain_events(kafka_bootstrap, catalog, crm_table)
         dead_lettered = acl.metric("rekey_dead_lettered_total", service="acl")
     finally:
         acl.stop()

@@ -44,7 +44,7 @@ from shared.translation import (
 from shared.translation.connect_values import UNAVAILABLE, UNCHANGED
 from shared.translation.debezium import DebeziumSource
 from shared.translation.fields import EPOCH, ONE_MS
-from tests.fixtures.connect import DebeziumConnector
+from tests.fixtures.connect import DebeziumConnector, drop_slot_and_publication
 from tests.support.kafka import Record, end_offsets, read_topic
 from tests.support.waiting import wait_until
 
@@ -161,20 +161,6 @@ def require_logical(dsn: str) -> None:
         wal_level = conn.execute("SHOW wal_level").fetchone()
     if wal_level != ("logical",):
         pytest.skip(f"the session PostgreSQL runs with wal_level={wal_level}, Debezium needs logical")
-
-
-def drop_slot_and_publication(dsn: str, connector: DebeziumConnector) -> None:
-    """Once the deleted connector's walsender has let go of its slot (the task stops asynchronously)."""
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        def slot_idle() -> bool:
-            row = conn.execute("SELECT active FROM pg_replication_slots WHERE slot_name = %s",
-                               [connector.slot_name]).fetchone()
-            return row is None or not row[0]
-
-        wait_until(slot_idle, 30, f"replication slot {connector.slot_name} released by its deleted connector")
-        conn.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = %s",
-                     [connector.slot_name])
-        conn.execute(sql.SQL("DROP PUBLICATION IF EXISTS {}").format(sql.Identifier(connector.publication_name)))
 
 
 # --- one connector for the snapshot, TOAST, replica identity, heartbeat, transaction and schema-change checks ------
