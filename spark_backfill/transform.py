@@ -116,7 +116,7 @@ def translate_batches(spec: TranslateSpec) -> Callable[[Iterator[pa.RecordBatch]
         from pyspark.sql.pandas.types import to_arrow_schema
 
         from shared.pipeline import DeadLetter, Routed
-        from shared.translation import RememberedRows, SourceRecord, ids_to_remember, remembers_rows, row_key
+        from shared.translation import RememberedRows, SourceRecord, ids_to_remember, remembers_rows
 
         pipeline = _pipeline(spec)
         # A Kafka partition's offset range is read in order by one task: a CDC row's delete follows its earlier
@@ -144,7 +144,7 @@ def translate_batches(spec: TranslateSpec) -> Callable[[Iterator[pa.RecordBatch]
                     learned = ids_to_remember(record, draft) if record.topic in remembering else None
                     if learned is not None:  # `RememberedRows.learn`, keeping the row for the hand-off
                         row_ids = learned[1]
-                        row["row_key"] = learned_key = row_key(learned[0])
+                        row["row_key"] = learned_key = learned[0]
                         row["row_org_id"], row["row_interaction_id"] = row_ids
                         remembered.ids[(record.topic, learned_key)] = row_ids
                     target = domain.route

@@ -1,8 +1,8 @@
-"""The translate stage's memory of captured rows: CDC row key -> (org id, interaction id), a changelogged table
-per CDC source topic, kept for the source partition the row's changes arrive on (Debezium keys a row's changes by
-its primary key, so one partition holds them all). A delete that carries only the primary key reads it; a row the
-table does not know, it looks up in the ids a backfill handed off (`shared.handoff`: the rows whose earlier
-changes only the backfill read)."""
+"""The translate stage's memory of captured rows: a CDC row (its key's columns, `shared.translation.row_key`) ->
+(org id, interaction id), a changelogged table per CDC source topic, kept for the source partition the row's
+changes arrive on (Debezium keys a row's changes by its primary key, so one partition holds them all). A delete
+that carries only the primary key reads it; a row the table does not know, it looks up in the ids a backfill
+handed off (`shared.handoff`: the rows whose earlier changes only the backfill read)."""
 
 from __future__ import annotations
 
@@ -27,9 +27,10 @@ class RowTables:
     def ids_of(self, record: SourceRecord) -> RowIds | None:
         if self.tables is None or not record.key:
             return None
-        ids = self.tables(self.names[record.topic], record.partition).get(record.key)
+        key = row_key(record.key)
+        ids = self.tables(self.names[record.topic], record.partition).get(key)
         if ids is None:
-            return self.handed_off.get((record.topic, row_key(record.key))) if self.handed_off else None
+            return self.handed_off.get((record.topic, key)) if self.handed_off else None
         return ids[0], ids[1]
 
     def learn(self, record: SourceRecord, outcome: Outcome) -> None:

@@ -101,19 +101,35 @@ def cdc_event_id(table: str, position: str, op: str, org_id: str, interaction_id
 
 
 def ids_to_remember(record: SourceRecord, outcome: Outcome) -> tuple[bytes, RowIds] | None:
-    """The row key and ids a translated change teaches a `RowMemory` (None: nothing to remember)."""
+    """The row (`row_key`) and ids a translated change teaches a `RowMemory` (None: nothing to remember)."""
     if isinstance(outcome, DomainEventDraft) and outcome.change_op is not None and record.key:
-        return record.key, (outcome.org_id, outcome.interaction_id)
+        return row_key(record.key), (outcome.org_id, outcome.interaction_id)
     return None
+
+
+_last_key_block = [_NO_PREFIX]
+"""The start of the last schema-wrapped key seen (`{"schema":<block>,"payload":`): a table's keys share it."""
 
 
 def row_key(key: bytes) -> bytes:
     """The row a record key names: the key's columns in canonical JSON, without the schema block the JSON converter
     writes into every key (`key.converter.schemas.enable`), which changes when the key column's type does (an `int`
     primary key altered to `bigint`); a key that is not a JSON object (Avro's framed bytes) as it is."""
-    row = _key_row(key, None)
-    if row is None:
+    prefix = _last_key_block[0]
+    if not (key.startswith(prefix) and key.endswith(b"}")):
+        block = _schema_block(key)
+        if block is None:
+            row = _key_row(key, None)
+            return key if row is None else _canonical_key(row, key)
+        prefix = _last_key_block[0] = _SCHEMA_AT + block + _PAYLOAD_AT
+    try:
+        columns = json_object(key[len(prefix):-1], "record key")
+    except Invalid:
         return key
+    return _canonical_key(columns, key)
+
+
+def _canonical_key(row: dict[str, Any], key: bytes) -> bytes:
     try:
         return canonical_json(row, "record key").encode()
     except Invalid:
@@ -133,7 +149,7 @@ class RememberedRows:
     def learn(self, record: SourceRecord, outcome: Outcome) -> None:
         learned = ids_to_remember(record, outcome)
         if learned is not None:
-            self.ids[(record.topic, row_key(learned[0]))] = learned[1]
+            self.ids[(record.topic, learned[0])] = learned[1]
 
 
 class ChangeTranslator:

@@ -307,7 +307,14 @@ def test_the_row_memory_knows_a_row_by_its_keys_columns_whatever_schema_the_key_
 
 def test_a_translated_change_teaches_the_row_memory_its_ids() -> None:
     record = SourceRecord("cdc.public.interactions", 1, 3, b'{"id": 1}', json.dumps(change("u", after=ROW)).encode())
-    assert ids_to_remember(record, translate(record, "debezium")) == (b'{"id": 1}', ("org-7", "int-42"))
+    assert ids_to_remember(record, translate(record, "debezium")) == (b'{"id":1}', ("org-7", "int-42"))
+    wrapped = {"schema": {"type": "struct", "fields": [{"type": "int64", "field": "id"}]}, "payload": {"id": 1}}
+    for key in (json.dumps(wrapped, separators=(",", ":")).encode(), json.dumps(wrapped).encode()):
+        assert row_key(key) == b'{"id":1}'  # the key's columns, whatever its schema block (a retyped key's differs)
+    retyped = json.dumps({**wrapped, "schema": {"type": "struct", "fields": [{"type": "int32", "field": "id"}]}},
+                         separators=(",", ":")).encode()
+    assert row_key(retyped) == b'{"id":1}'
+    assert row_key(b"\x00\x00\x00\x00\x07\x02") == b"\x00\x00\x00\x00\x07\x02"  # Avro: the bytes as they are
     tombstone = SourceRecord("cdc.public.interactions", 1, 4, b'{"id": 1}', None)
     assert ids_to_remember(tombstone, translate(tombstone, "debezium")) is None
 
