@@ -9,6 +9,8 @@ the demo runs, `run_cdc` does the rest.
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,7 +57,10 @@ class CdcInfra:
     def __init__(self, workdir: Path, bootstrap: str, group_id: str | None = None) -> None:
         """`group_id`: the Connect worker's group, whose storage topics keep its connectors' offsets (one of its
         own where several runs share a broker)."""
-        self.postgres = PostgresServer(workdir / "postgres", port=embedded_postgres.free_port())
+        # Under the system's temporary directory: PostgreSQL runs as an unprivileged user, who may not traverse a
+        # checkout in a private home (or a `mktemp -d`).
+        self.postgres_dir = Path(tempfile.mkdtemp(prefix="rekey-demo-pg-"))
+        self.postgres = PostgresServer(self.postgres_dir, port=embedded_postgres.free_port())
         self.worker = ConnectWorker(workdir / "connect", bootstrap_servers=bootstrap, port=free_port(8083),
                                     group_id=group_id)
         self.started = False
@@ -81,6 +86,7 @@ class CdcInfra:
         if self.started:
             self.worker.stop()
             self.postgres.stop()
+        shutil.rmtree(self.postgres_dir, ignore_errors=True)
 
 
 def cdc_source(catalog: Catalog) -> SourceTopic:
