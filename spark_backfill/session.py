@@ -1,9 +1,13 @@
 """One place that builds the SparkSession of every rekey Spark job (backfill, verify, bench, tests).
 
-- `local[*]` by default; `--master k8s://...` (the Helm Job) or no master at all under spark-submit / the Spark
-  Operator, where spark-submit already set `spark.master` and a master set here would override it.
-- The Kafka connector (spark-sql-kafka-0-10 and its dependencies) comes from `spark_connector_jars()`, resolved
-  once from Maven Central into `.cache/jars/`; `spark.jars` ships them to executors, nothing is fetched by ivy.
+- `local[*]` by default; `--master spark://...` (a standalone cluster) or `k8s://...` (the Helm Job), or no master
+  at all under spark-submit / the Spark Operator, where spark-submit already set `spark.master` and a master set
+  here would override it.
+- The Kafka connector (spark-sql-kafka-0-10, spark-avro and their dependencies) comes from configuration, first
+  found wins: `spark.jars` / `spark.jars.packages` among the given properties; the `jars` a caller passes (the
+  dev stack's cached copies); `$REKEY_SPARK_JARS` (jar files or directories of jars, comma-separated); Spark's own
+  `jars/` directory when it holds the connector (the backfill image); else `spark.jars.packages`, which Spark
+  resolves from Maven Central. Under spark-submit its own `--jars` / `--packages` rule.
 - Memory stays modest (driver 2g); shuffle partitions are small for local runs; the UI is off unless asked for.
 """
 
@@ -11,7 +15,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -19,6 +24,8 @@ if TYPE_CHECKING:
 
 DEFAULT_MASTER = "local[*]"
 LOCAL_SHUFFLE_PARTITIONS = 8
+JARS_ENV = "REKEY_SPARK_JARS"
+CONNECTOR_ARTIFACTS = ("spark-sql-kafka-0-10_2.13", "spark-avro_2.13")
 
 BASE_CONF: dict[str, str] = {
     "spark.driver.memory": "2g",
@@ -62,23 +69,58 @@ def spark_conf(master: str | None, *, ui: bool = False, extra: Mapping[str, str]
     return conf
 
 
+def expand_jars(spec: str) -> list[str]:
+    """`a.jar,dir,...` into jar paths: a directory stands for the jars in it."""
+    jars: list[str] = []
+    for entry in filter(None, (part.strip() for part in spec.split(","))):
+        path = Path(entry)
+        jars.extend(sorted(str(jar) for jar in path.glob("*.jar")) if path.is_dir() else [entry])
+    return jars
+
+
+def spark_home() -> Path:
+    """$SPARK_HOME, else the pyspark package (a pip-installed Spark)."""
+    if os.environ.get("SPARK_HOME"):
+        return Path(os.environ["SPARK_HOME"])
+    import pyspark
+
+    return Path(pyspark.__file__).parent
+
+
+def connector_conf(given: Mapping[str, str], jars: Sequence[str] | None = None) -> dict[str, str]:
+    """The properties that put the Kafka connector on the driver's and executors' classpath (see the module doc)."""
+    if under_spark_submit() or "spark.jars" in given or "spark.jars.packages" in given:
+        return {}
+    if jars:
+        return {"spark.jars": ",".join(jars)}
+    if os.environ.get(JARS_ENV):
+        return {"spark.jars": ",".join(expand_jars(os.environ[JARS_ENV]))}
+    if any((spark_home() / "jars").glob(f"{CONNECTOR_ARTIFACTS[0]}-*.jar")):
+        return {}
+    import pyspark
+
+    return {"spark.jars.packages": ",".join(f"org.apache.spark:{artifact}:{pyspark.__version__}"
+                                            for artifact in CONNECTOR_ARTIFACTS)}
+
+
 def build_session(app_name: str, master: str | None = None, *, ui: bool = False,
-                  conf: Mapping[str, str] | None = None, log_level: str = "WARN") -> SparkSession:
+                  conf: Mapping[str, str] | None = None, log_level: str = "WARN",
+                  jars: Sequence[str] | None = None) -> SparkSession:
     """Get or create the SparkSession for a rekey job (see the module doc for what it configures)."""
     from pyspark.sql import SparkSession
 
-    from services.devtools.embedded.maven import spark_connector_jars
-
     resolved = resolve_master(master)
-    if resolved is None or resolved.startswith("local"):
-        # PySpark starts local Python workers with $PYSPARK_PYTHON (default `python3` from PATH), not with
-        # spark.pyspark.python: point it at this interpreter, whose environment has rekey, pyarrow, ...
+    given = dict(conf or {})
+    # A driver started here (not by spark-submit) has executors run $PYSPARK_PYTHON (default `python3` from
+    # PATH) and ignores spark.pyspark.python: carry the property over, locally this venv's interpreter.
+    if "spark.pyspark.python" in given:
+        os.environ["PYSPARK_PYTHON"] = given["spark.pyspark.python"]
+    elif resolved is None or resolved.startswith("local"):
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    jars = [str(path) for path in spark_connector_jars()]
     builder = SparkSession.builder.appName(app_name)
     if resolved is not None:
         builder = builder.master(resolved)
-    for key, value in spark_conf(resolved, ui=ui, extra=conf, jars=jars).items():
+    for key, value in spark_conf(resolved, ui=ui, extra={**connector_conf(given, jars), **given}).items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel(log_level)

@@ -7,4 +7,5 @@ pytest_plugins = [
     "tests.fixtures.registry",
     "tests.fixtures.connect",
     "tests.fixtures.spark",
+    "tests.fixtures.spark_cluster",
 ]

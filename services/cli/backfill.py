@@ -13,8 +13,25 @@ from services.cli.console import Output, OutputOption, make_console, print_json
 from services.cli.errors import user_errors
 
 MasterOption = Annotated[str | None, typer.Option(
-    "--master", help="Spark master: local[*] by default; k8s://https://... on Kubernetes; none under spark-submit.")]
+    "--master", help="Spark master: local[*] by default; spark://HOST:7077 (a standalone cluster, e.g. `rekey spark "
+                     "start`); k8s://https://... on Kubernetes; none under spark-submit.")]
 ConfOption = Annotated[list[str] | None, typer.Option("--conf", help="Extra Spark property key=value (repeatable).")]
+
+
+def _session_options(master: str | None, conf: list[str] | None) -> tuple[dict[str, str], list[str] | None]:
+    """The Spark properties and connector jars of a job: on the embedded cluster (`rekey spark start`) what it
+    needs from this checkout, with `--conf` pairs winning; elsewhere the `--conf` pairs and, in a checkout, the
+    connector's cached jars."""
+    from services.devtools.embedded.spark import cluster_for, dev_connector_jars
+    from spark_backfill.session import parse_conf
+
+    given = parse_conf(conf)
+    cluster = cluster_for(master)
+    if cluster is not None:
+        return {**cluster.session_conf(), **given}, None
+    return given, dev_connector_jars()
+
+
 def _family_of(catalog_path: Path, family: str | None, target: str | None) -> str:
     from services.catalog_files import load_catalog
 
@@ -64,13 +81,14 @@ def backfill(
 
     from services.settings import RegistrySettings, ServiceSettings
     from spark_backfill.jobs.backfill import BackfillRequest, run_backfill
-    from spark_backfill.session import build_session, parse_conf
+    from spark_backfill.session import build_session
 
     with user_errors():
         settings = ServiceSettings()
         catalog_path = catalog or settings.catalog_path
         family = _family_of(catalog_path, target_family, target)
-        spark = build_session(f"rekey-backfill-{family}", master, ui=ui, conf=parse_conf(conf))
+        spark_conf, jars = _session_options(master, conf)
+        spark = build_session(f"rekey-backfill-{family}", master, ui=ui, conf=spark_conf, jars=jars)
         request = BackfillRequest(
             sources=source, family=family, catalog_path=catalog_path, checkpoint_topic=manifest_topic,
             from_files=from_files, file_format=file_format, source_format=source_format,
@@ -128,7 +146,7 @@ def verify(
     from services.settings import RegistrySettings, ServiceSettings
     from shared.durations import parse_duration_ms
     from spark_backfill.jobs.verify import VerifyRequest, render, run_verify
-    from spark_backfill.session import build_session, parse_conf
+    from spark_backfill.session import build_session
 
     with user_errors():  # arguments and catalog are checked before a Spark JVM starts
         settings = ServiceSettings()
@@ -139,8 +157,8 @@ def verify(
                                 live_group=live_group, source_format=source_format,
                                 allow_redeliveries=allow_redeliveries)
         kafka = kafka_settings(bootstrap_servers)
-        conf_pairs = parse_conf(conf)
-        spark = build_session("rekey-verify", master, conf=conf_pairs)
+        spark_conf, jars = _session_options(master, conf)
+        spark = build_session("rekey-verify", master, conf=spark_conf, jars=jars)
         result = run_verify(spark, request, kafka, RegistrySettings())
     if report is not None:
         report.write_text(json.dumps(result.to_json(), indent=2))

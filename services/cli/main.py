@@ -24,6 +24,7 @@ from services.cli import (
     reconcile,
     registry,
     run,
+    spark,
     status,
     topics,
     translate,
@@ -83,7 +84,7 @@ def _root(
 
 
 for module in (demo, broker, postgres, registry, connect, topics, run, status, translate, generate, check, backfill,
-               reconcile, partition, explain, plan, bench, chaos):
+               reconcile, partition, explain, plan, bench, chaos, spark):
     module.register(app)
 
 
