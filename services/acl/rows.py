@@ -11,6 +11,10 @@ from collections.abc import Mapping
 from services.runtime.processor import TableLookup, TableSpec
 from shared.translation import Outcome, RowIds, SourceRecord, ids_to_remember, row_key
 
+RECENT_ROWS = 16_384
+"""Rows whose ids each source partition's table keeps in memory: a row's changes come in bursts (an interaction's
+life), and each change reads the row."""
+
 
 class RowTables:
     """The `RowMemory` of the sources in `topics`, over the runtime's tables of the batch being processed, and
@@ -19,7 +23,8 @@ class RowTables:
     def __init__(self, topics: tuple[str, ...], group_id: str,
                  handed_off: Mapping[tuple[str, bytes], RowIds] | None = None) -> None:
         self.names = {topic: f"rows:{topic}" for topic in topics}
-        self.specs = tuple(TableSpec(name, topic, f"{group_id}-rows-{topic}-changelog", {"cleanup.policy": "compact"})
+        self.specs = tuple(TableSpec(name, topic, f"{group_id}-rows-{topic}-changelog", {"cleanup.policy": "compact"},
+                                     recent_keys=RECENT_ROWS)
                            for topic, name in self.names.items())
         self.tables: TableLookup | None = None
         self.handed_off = handed_off or {}

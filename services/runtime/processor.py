@@ -21,13 +21,16 @@ from services.runtime.state import Table
 class TableSpec:
     """A changelogged table kept per partition of `input_topic`; `changelog_config` are its topic configs.
     `batched`: its keys are only ever added, and expire with the changelog's retention: a checkpoint writes its
-    changes in a few changelog records of many keys each (`Table.changelog_messages`)."""
+    changes in a few changelog records of many keys each (`Table.changelog_messages`). `recent_keys`: how many
+    stored values of recently used keys each partition's table keeps in memory (`Table.recent`), for keys that
+    are read again and again."""
 
     name: str
     input_topic: str
     changelog: str
     changelog_config: dict[str, str]
     batched: bool = False
+    recent_keys: int = 0
 
 
 class Outputs(Protocol):

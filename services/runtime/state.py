@@ -10,6 +10,10 @@ Every stored and changelogged value is msgpack `[input_offset, *value]`: the off
 processing it reflects. Restoring applies a changelog record only when that offset is below the partition's
 committed input offset (state equals committed input) and not below the offset of the value already held (a late
 write of a fenced worker cannot take a key's state back).
+
+A table may keep the stored values of its recently used keys in memory (`recent_keys`): those read from the
+store and those a checkpoint wrote to it. Only stored values are kept, so an aborted checkpoint, which discards
+what it had not committed, leaves nothing stale behind.
 """
 
 from __future__ import annotations
@@ -232,10 +236,16 @@ def fold_changelog(records: Iterable[tuple[bytes, bytes | None]], committed_inpu
 class Table:
     """One changelogged key -> value table of one input partition."""
 
-    def __init__(self, name: str, changelog: str, partition: int, store: Store, batched: bool = False) -> None:
-        """`batched`: changelog records carry many keys' changes (see the module doc)."""
+    def __init__(self, name: str, changelog: str, partition: int, store: Store, batched: bool = False,
+                 recent_keys: int = 0) -> None:
+        """`batched`: changelog records carry many keys' changes; `recent_keys`: how many stored values to keep in
+        memory at most (see the module doc)."""
         self.name = name
         self.batched = batched
+        self.recent_keys = recent_keys
+        self.recent: dict[bytes, bytes] = {}
+        """Stored values of recently used keys, forgotten all at once when `recent_keys` is reached: cheaper than
+        keeping an order, and a key still in use is back after its next read."""
         self.changelog = changelog
         self.partition = partition
         self.store = store
@@ -254,8 +264,21 @@ class Table:
         it): a final checkpoint looks the end up, so that the next owner restores nothing already stored."""
 
     def get(self, key: bytes) -> list[Any] | None:
-        raw = self.pending.get(key) or self.committing.get(key) or self.store.get(key)
+        raw = self.pending.get(key) or self.committing.get(key) or self.recent.get(key) or self._stored(key)
         return None if raw is None else _decode(raw)[1:]  # type: ignore[no-any-return]
+
+    def _stored(self, key: bytes) -> bytes | None:
+        raw = self.store.get(key)
+        if raw is not None and self.recent_keys:
+            self._remember({key: raw})
+        return raw
+
+    def _remember(self, stored: dict[bytes, bytes]) -> None:
+        if len(self.recent) + len(stored) > self.recent_keys:
+            self.recent.clear()
+            if len(stored) > self.recent_keys:
+                return
+        self.recent.update(stored)
 
     def put(self, key: bytes, value: list[Any], offset: int) -> None:
         """Set `key` to `value` as of processing the input record at `offset`."""
@@ -347,7 +370,10 @@ class Table:
         start, self.written = self.written, min(self.written + count, len(self.unwritten))
         left = len(self.unwritten) - self.written
         end = self.unwritten_end if left == 0 and self.unwritten_end is not None else self.store.changelog_offset()
-        self.store.write(dict(self.unwritten[start:self.written]), end)
+        written = dict(self.unwritten[start:self.written])
+        self.store.write(written, end)
+        if self.recent_keys:
+            self._remember(written)
         if left == 0:
             self._persisted()
         return left

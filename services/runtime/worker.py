@@ -384,7 +384,7 @@ class Worker:
             applied = 0
             for spec, tp in tables:
                 table = Table(spec.name, spec.changelog, tp.partition, self._store(spec, tp.partition),
-                              spec.batched)
+                              spec.batched, spec.recent_keys)
                 applied += self._patiently(partial(table.restore, self.reader, committed[(tp.topic, tp.partition)],
                                                    ends[(spec.changelog, tp.partition)]), "changelog")
                 self.tables[(spec.name, tp.partition)] = table

@@ -173,6 +173,46 @@ def test_what_is_queued_for_the_store_is_written_before_the_next_seal_or_a_disca
     assert table.end_recorded is False, "changes were written without the changelog's end"
 
 
+class _CountingStore(MemoryStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads = 0
+
+    def get(self, key: bytes) -> bytes | None:
+        self.reads += 1
+        return super().get(key)
+
+
+def test_a_table_keeps_recent_stored_values_in_memory_and_reads_the_store_once_per_key() -> None:
+    store = _CountingStore()
+    table = Table("rows", "g-rows-changelog", 0, store, recent_keys=3)
+    table.put(b"a", ["org-1", "i-1"], 1)
+    table.persist(table.seal(), changelog_offset=1)
+    store.write({b"b": _value(table, ["org-1", "i-2"], 2)}, 2)
+    assert [table.get(b"a") for _ in range(3)] + [table.get(b"b") for _ in range(3)] == (
+        [["org-1", "i-1"]] * 3 + [["org-1", "i-2"]] * 3)
+    assert store.reads == 1, "a: kept as the checkpoint wrote it; b: read from the store once"
+    for key in (b"c", b"d", b"e"):
+        assert table.get(key) is None
+    assert len(table.recent) <= 3 and store.reads == 4, "absent keys are read every time, and not kept"
+    table.put(b"f", [1], 3)
+    table.put(b"g", [1], 3)
+    table.persist(table.seal(), changelog_offset=3)
+    assert len(table.recent) <= 3, "the memory is bounded: full, it starts over"
+
+
+def test_what_an_aborted_checkpoint_discards_is_not_kept_as_recent() -> None:
+    """Exactly-once: a rewind discards the uncommitted changes and reprocesses their input; the recent values must
+    not answer for a change that never reached the store."""
+    table = Table("rows", "g-rows-changelog", 0, _CountingStore(), recent_keys=10)
+    table.put(b"a", ["org-1", "i-1"], 1)
+    table.persist(table.seal(), changelog_offset=1)
+    table.put(b"a", ["org-2", "i-9"], 2)
+    table.seal()
+    table.discard()
+    assert (table.get(b"a"), table.recent) == (["org-1", "i-1"], {b"a": table.store.get(b"a")})
+
+
 def test_a_reopened_rocksdb_store_keeps_the_shared_memory_budget(tmp_path: Path) -> None:
     """A restarted worker reopens its stores: they must still use the process's one block cache (and charge
     their memtables to it), not a cache of their own per store."""
