@@ -165,6 +165,8 @@ def read_kafka(spark: SparkSession, kafka: KafkaSettings, offsets: OffsetRange,
     reader = (spark.read.format("kafka").options(**spark_kafka_options(kafka))
               .option("assign", json.dumps({offsets.topic: sorted(offsets.end)}))
               .option("includeHeaders", "true")
+              # Records of aborted transactions (a killed backfill task's, a live worker's) were never written.
+              .option("kafka.isolation.level", "read_committed")
               .option("failOnDataLoss", "true")
               .options(**offsets.spark_options()))
     if min_partitions:

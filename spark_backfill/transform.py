@@ -4,23 +4,26 @@ Pure DataFrame -> DataFrame functions (no I/O), testable on actual rows:
 
 - `translate_source`: `mapInArrow` calling `shared.translation.translate` and `shared.routing.route` per record
   (the same calls the live ACL makes), and encoding each event's Avro halves (`shared.avro.SplitEncoder`);
-- `sequence_events`: drop upstream duplicates by dedupe id (first in source order wins) and number each output
-  key densely in source order with Spark windows, exactly `shared.sequencing.assign_sequences`;
-- `last_row_ids`: the ids of every CDC row's last translated change, for the live ACL's deletes;
-- `kafka_rows` / `dead_letter_rows` / `checkpoint_sequence_rows` / `checkpoint_row_rows`: what the load step
-  writes.
+- `for_numbering` + `number_sorted`: the backfill's numbering: each output key's rows in one partition sorted in
+  source order (one shuffle, a sort within partitions), numbered densely in the same pass as the write, upstream
+  duplicates by dedupe id dropped (first in source order wins): `shared.sequencing.assign_sequences`;
+  `output_record` is what a numbered row writes, `TaskTally` what a write task counts;
+- `sequence_events`: the same numbering with Spark windows, for `rekey verify`'s expected side;
+- `last_row_ids` / `checkpoint_row_rows`: the ids of every CDC row's last translated change, for the live ACL's
+  deletes.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import DataFrame
 
     from services.settings import RegistrySettings
     from shared.translation import Translation
@@ -75,12 +78,15 @@ class TranslateSpec:
     formats: Mapping[str, Translation]
     service_version: str = "0.1.0"
     encode: bool = True
+    wire: Mapping[str, bytes] = field(default_factory=dict)
+    """Each output topic's Confluent wire header, put in front of every head (none: bare heads)."""
     registry: RegistrySettings | None = None
     """Where executors look up the writer schemas of Avro source values (Debezium's Avro converter)."""
 
     @property
     def cache_key(self) -> str:
-        return hashlib.sha1(self.catalog_text.encode()).hexdigest() + self.family
+        wire = "".join(f"{topic}={header.hex()}" for topic, header in sorted(self.wire.items()))
+        return hashlib.sha1((self.catalog_text + wire).encode()).hexdigest() + self.family
 
 
 # Per Python worker (spark.python.worker.reuse): the parsed catalog and record pipeline, built once.
@@ -95,7 +101,7 @@ def _pipeline(spec: TranslateSpec) -> Any:
 
         catalog = parse_catalog(spec.catalog_text, spec.catalog_source)
         pipeline = _WORKER_STATE[spec.cache_key] = RecordPipeline(catalog, SERVICE, spec.service_version,
-                                                                 encode=spec.encode, avro=_avro_values(spec))
+                                                                 spec.wire, spec.encode, _avro_values(spec))
     return pipeline
 
 
@@ -109,7 +115,7 @@ def _avro_values(spec: TranslateSpec) -> Any:
 
 
 def translate_batches(spec: TranslateSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """The `mapInArrow` function: one output row per source row (event, skip or poison)."""
+    """The `mapInArrow` function: one output row per source row (event, skip or poison), built column by column."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import pyarrow as pa
@@ -127,41 +133,42 @@ def translate_batches(spec: TranslateSpec) -> Callable[[Iterator[pa.RecordBatch]
                                                 remembered if topic in remembering else None)
                       for topic, translation in spec.formats.items()}
         arrow_schema = to_arrow_schema(translated_schema())
-        columns = arrow_schema.names
+        names = arrow_schema.names
         for batch in batches:
-            out: dict[str, list[Any]] = {name: [] for name in columns}
+            out: dict[str, list[Any]] = {name: [None] * batch.num_rows for name in names}
+            kind, reason, src_topic, src_partition, src_offset, src = (
+                out["kind"], out["reason"], out["src_topic"], out["src_partition"], out["src_offset"], out["src"])
             rows = zip(*(batch.column(name).to_pylist() for name in
                          ("topic", "partition", "offset", "key", "value", "timestamp_ms", "headers")), strict=True)
-            for topic, partition, offset, key, value, timestamp_ms, raw_headers in rows:
+            for i, (topic, partition, offset, key, value, timestamp_ms, raw_headers) in enumerate(rows):
                 record = SourceRecord(topic=topic, partition=partition, offset=offset, key=key, value=value,
                                       headers=_headers(raw_headers), timestamp_ms=timestamp_ms)
-                result = processors[record.topic](record)
-                row: dict[str, Any] = dict.fromkeys(columns)
-                row.update(src_topic=record.topic, src_partition=record.partition, src_offset=record.offset,
-                           src=f"{record.topic}/{record.partition}/{record.offset}")
+                result = processors[topic](record)
+                src_topic[i], src_partition[i], src_offset[i] = topic, partition, offset
                 if isinstance(result, Routed):
                     draft, (domain,) = result.draft, result.records
-                    learned = ids_to_remember(record, draft) if record.topic in remembering else None
+                    learned = ids_to_remember(record, draft) if topic in remembering else None
                     if learned is not None:  # `RememberedRows.learn`, keeping the row for the hand-off
-                        row_ids = learned[1]
-                        row["row_key"] = learned_key = learned[0]
-                        row["row_org_id"], row["row_interaction_id"] = row_ids
-                        remembered.ids[(record.topic, learned_key)] = row_ids
+                        learned_key, row_ids = learned
+                        out["row_key"][i] = learned_key
+                        out["row_org_id"][i], out["row_interaction_id"][i] = row_ids
+                        remembered.ids[(topic, learned_key)] = row_ids
                     target = domain.route
-                    row.update(kind=EVENT, org_id=draft.org_id, out_topic=target.topic, out_key=target.key,
-                               out_partition=target.partition, ordering_token=draft.ordering_token,
-                               dedupe_id=draft.dedupe_id, event_id=draft.event_id,
-                               event_time_ms=draft.event_time_ms, src=domain.src)
-                    if spec.encode:  # bare heads: the load step's JVM adds the wire header
-                        row["head"], row["tail"] = domain.head, domain.tail
+                    kind[i], src[i] = EVENT, domain.src
+                    out["org_id"][i], out["out_topic"][i] = draft.org_id, target.topic
+                    out["out_key"][i], out["out_partition"][i] = target.key, target.partition
+                    out["ordering_token"][i], out["dedupe_id"][i] = draft.ordering_token, draft.dedupe_id
+                    out["event_id"][i], out["event_time_ms"][i] = draft.event_id, draft.event_time_ms
+                    if spec.encode:
+                        out["head"][i], out["tail"][i] = domain.head, domain.tail
                 elif isinstance(result, DeadLetter):
-                    row.update(kind=POISON, reason=str(result.pill.reason_code), dlq_key=result.key,
-                               dlq_value=result.value, dlq_headers=[{"key": k, "value": v} for k, v in result.headers])
+                    kind[i], reason[i], src[i] = POISON, str(result.pill.reason_code), f"{topic}/{partition}/{offset}"
+                    out["dlq_key"][i], out["dlq_value"][i] = result.key, result.value
+                    out["dlq_headers"][i] = [{"key": k, "value": v} for k, v in result.headers]
                 else:
-                    row.update(kind=SKIP, reason=str(result.reason))
-                for name in columns:
-                    out[name].append(row[name])
-            yield pa.RecordBatch.from_pydict(out, schema=arrow_schema)
+                    kind[i], reason[i], src[i] = SKIP, str(result.reason), f"{topic}/{partition}/{offset}"
+            yield pa.RecordBatch.from_arrays([pa.array(out[name], type=arrow_schema.field(name).type)
+                                              for name in names], schema=arrow_schema)
 
     return run
 
@@ -216,54 +223,103 @@ def sequence_events(events: DataFrame, start_after: DataFrame | None = None,
             .drop("_last"))
 
 
-def value_column(wire_headers: Mapping[str, bytes]) -> Column:
-    """The framed Avro value: wire header of the record's topic + head + varint(sequence) + tail."""
+def for_numbering(translated: DataFrame, partitions: int, start_after: DataFrame | None = None) -> DataFrame:
+    """`translated` as `number_sorted` reads it: every output key's rows in one of `partitions` partitions, sorted by
+    key and then source order, with `start` (the key's last sequence of a previous hand-off, `start_after`'s
+    `last`, or null). One shuffle and a sort within each partition, no global window. Rows without a key (poison
+    pills, skips) are spread by source position. The same rows land in the same partition on every run of the same
+    snapshot, which a resumed run's per-task completion markers rely on."""
     from pyspark.sql import functions as F
 
-    from spark_backfill.encoding import varint_column
-
-    pairs = [item for topic, header in sorted(wire_headers.items()) for item in (F.lit(topic), F.lit(header))]
-    header = F.create_map(*pairs)[F.col("out_topic")]
-    return F.concat(header, F.col("head"), varint_column(F.col("sequence")), F.col("tail"))
-
-
-def kafka_rows(sequenced: DataFrame, wire_headers: Mapping[str, bytes]) -> DataFrame:
-    """Rows for Spark's Kafka sink, exactly as the live service writes them: explicit Java-parity partition,
-    key = output key (UTF-8), value = Avro wire format, headers `seq` (decimal) then `src` (topic/partition/offset)."""
-    from pyspark.sql import functions as F
-
-    headers = F.array(
-        F.struct(F.lit("seq").alias("key"), F.encode(F.col("sequence").cast("string"), "UTF-8").alias("value")),
-        F.struct(F.lit("src").alias("key"), F.encode(F.col("src"), "UTF-8").alias("value")),
-    )
-    return sequenced.select(
-        F.col("out_topic").alias("topic"),
-        F.col("out_partition").alias("partition"),
-        F.encode(F.col("out_key"), "UTF-8").alias("key"),
-        value_column(wire_headers).alias("value"),
-        headers.alias("headers"),
-    )
+    keys = list(SEQUENCE_KEY_COLUMNS)
+    if start_after is None:
+        frame = translated.withColumn("start", F.lit(None).cast("long"))
+    else:
+        frame = translated.join(start_after.select(*keys, F.col("last").cast("long").alias("start")), keys, "left")
+    spread = F.when(F.col("out_key").isNotNull(), F.concat_ws("/", *keys)).otherwise(F.col("src"))
+    return (frame.repartition(partitions, spread).sortWithinPartitions(*keys, *ORDER_COLUMNS)
+            .select(*WRITE_COLUMNS))
 
 
-def dead_letter_rows(poison: DataFrame, dlq_topic: str) -> DataFrame:
-    """Poison pills for the DLQ: original key and value bytes, original headers plus `dlq.*` context headers.
-    No partition: the producer's murmur2 partitioner places them by original key, as the live service's do."""
-    from pyspark.sql import functions as F
-
-    return poison.select(
-        F.lit(dlq_topic).alias("topic"),
-        F.lit(None).cast("int").alias("partition"),
-        F.col("dlq_key").alias("key"),
-        F.col("dlq_value").alias("value"),
-        F.col("dlq_headers").alias("headers"),
-    )
+# What the write step reads of each row, in this order (`number_sorted` reads the first five).
+WRITE_COLUMNS = ("kind", "out_topic", "out_key", "dedupe_id", "start", "reason", "out_partition", "head", "tail",
+                 "src", "dlq_key", "dlq_value", "dlq_headers")
+_KIND, _TOPIC, _KEY, _DEDUPE, _START, _REASON, _PARTITION, _HEAD, _TAIL, _SRC, _DLQ_KEY, _DLQ_VALUE, _DLQ_HEADERS = (
+    range(len(WRITE_COLUMNS)))
 
 
-def last_sequences(sequenced: DataFrame) -> DataFrame:
-    """(out_topic, out_key, last): the hand-off value of every sequence key."""
-    from pyspark.sql import functions as F
+def write_rows(batches: Iterable[pa.RecordBatch]) -> Iterator[tuple[Any, ...]]:
+    """The `WRITE_COLUMNS` tuples of `for_numbering`'s Arrow batches, in order."""
+    for batch in batches:
+        yield from zip(*(batch.column(name).to_pylist() for name in WRITE_COLUMNS), strict=True)
 
-    return sequenced.groupBy(*SEQUENCE_KEY_COLUMNS).agg(F.max("sequence").alias("last"))
+
+def number_sorted(rows: Iterable[tuple[Any, ...]]) -> Iterator[tuple[tuple[Any, ...], str, int | None]]:
+    """(row, kind, sequence) for rows (`WRITE_COLUMNS` tuples) sorted as `for_numbering` sorts them: each key's
+    events numbered densely in source order after its `start`, later copies of a dedupe id `duplicate`
+    (`shared.sequencing.assign_sequences`); other rows pass through unnumbered."""
+    current: tuple[str, str] | None = None
+    last, seen = 0, set[Any]()
+    for row in rows:
+        if row[_KIND] != EVENT:
+            yield row, row[_KIND], None
+            continue
+        if (row[_TOPIC], row[_KEY]) != current:
+            current, last, seen = (row[_TOPIC], row[_KEY]), row[_START] or 0, set()
+        if row[_DEDUPE] in seen:
+            yield row, DUPLICATE, None
+            continue
+        seen.add(row[_DEDUPE])
+        last += 1
+        yield row, EVENT, last
+
+
+def output_record(row: tuple[Any, ...], kind: str, sequence: int | None, dlq_topic: str) -> OutputRecord | None:
+    """What a numbered row writes, exactly as the live service does: an event to its Java-parity partition, key =
+    output key (UTF-8), value = Avro wire format, headers `seq` then `src`; a poison pill to the DLQ with its
+    original key, value and headers plus `dlq.*` (no partition: the producer's murmur2 places it by its key, as
+    the live service's are); nothing for a skip or an upstream duplicate."""
+    from shared.avro import stamp_sequence
+    from shared.pipeline import sequence_headers
+
+    if kind == EVENT and sequence is not None:
+        return OutputRecord(row[_TOPIC], row[_PARTITION], row[_KEY].encode(),
+                            stamp_sequence(row[_HEAD], sequence, row[_TAIL]), sequence_headers(sequence, row[_SRC]))
+    if kind == POISON:
+        return OutputRecord(dlq_topic, None, row[_DLQ_KEY], row[_DLQ_VALUE],
+                            [(h["key"], h["value"]) for h in row[_DLQ_HEADERS] or ()])
+    return None
+
+
+class OutputRecord(NamedTuple):
+    topic: str
+    partition: int | None
+    key: bytes | None
+    value: bytes | None
+    headers: list[tuple[str, bytes]]
+
+
+@dataclass
+class TaskTally:
+    """What one write task's rows came to: rows by (kind, reason, output topic), keys numbered from 1, events
+    written and each key's last sequence (its hand-off record)."""
+
+    counts: Counter[tuple[str, str | None, str | None]] = field(default_factory=Counter)
+    keys: int = 0
+    written: int = 0
+    lasts: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    def add(self, row: tuple[Any, ...], kind: str, sequence: int | None) -> None:
+        self.counts[(kind, row[_REASON], row[_TOPIC] if kind in (EVENT, DUPLICATE) else None)] += 1
+        if sequence is not None:
+            self.written += 1
+            self.keys += sequence == 1
+            self.lasts[(row[_TOPIC], row[_KEY])] = sequence
+
+    def summary(self) -> dict[str, Any]:
+        """The task's marker value: everything but the last sequences (written as records of their own)."""
+        return {"counts": [[*key, n] for key, n in sorted(self.counts.items(), key=str)], "keys": self.keys,
+                "written": self.written}
 
 
 def last_row_ids(translated: DataFrame) -> DataFrame:
@@ -298,16 +354,6 @@ def _checkpoint_rows(frame: DataFrame, columns: tuple[str, ...], record: Callabl
                                              schema=pa.schema([("key", pa.binary()), ("value", pa.binary())]))
 
     return frame.mapInArrow(run, schema).select(F.lit(checkpoint_topic).alias("topic"), "key", "value")  # type: ignore[arg-type]
-
-
-def checkpoint_sequence_rows(last: DataFrame, checkpoint_topic: str) -> DataFrame:
-    """`shared.handoff.sequence_record` of every (out_topic, out_key, last), as Kafka sink rows."""
-    from shared.handoff import sequence_record
-
-    def record(topic: str, key: str, last_sequence: int) -> tuple[bytes, bytes]:
-        return sequence_record(topic, key, int(last_sequence))
-
-    return _checkpoint_rows(last, ("out_topic", "out_key", "last"), record, checkpoint_topic)
 
 
 def checkpoint_row_rows(row_ids: DataFrame, checkpoint_topic: str) -> DataFrame:

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from services.acl.handoff import HandoffSequences
 from services.acl.sequence import SequenceStage
 from services.acl.translate import TranslateStage, remembering_sources
 from services.catalog_files import load_catalog
+from services.handoff import HandoffSequences
 from services.registry.client import SchemaRegistryClient
 from services.registry.memory import SchemaIdMemory
 from services.registry.serde import AvroSerde

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from confluent_kafka import Message
 
 from services.acl.envelope import decode_envelopes
-from services.acl.handoff import HandoffSequences
+from services.handoff import HandoffSequences
 from services.runtime.metrics import SKIPPED
 from services.runtime.processor import Outputs, TableLookup, TableSpec
 from services.runtime.state import Table

@@ -29,7 +29,7 @@ class TranslateStage:
 
     def __init__(self, catalog: Catalog, pipeline: RecordPipeline, sequencing_topic: str, group_id: str,
                  top_orgs: TopOrgs, service: str, handed_off: Mapping[tuple[str, bytes], RowIds] | None = None) -> None:
-        """`handed_off`: the row ids of a backfill's hand-off (`services.acl.handoff`)."""
+        """`handed_off`: the row ids of a backfill's hand-off (`services.handoff`)."""
         self.rows = RowTables(remembering_sources(catalog), group_id, handed_off)
         self.tables: Sequence[TableSpec] = self.rows.specs
         self.processors = {source.name: pipeline.processor(source.translation, source.feeds,

@@ -131,9 +131,9 @@ def catalog_drift(admin: AdminClient, catalog: Catalog) -> list[Drift]:
 
 
 def backfills(config: dict[str, Any], checkpoint_topic: str) -> list[Backfill]:
-    from spark_backfill.checkpoint import read_state  # the record format the backfill writes; no Spark involved
+    from services.handoff import read_runs
 
-    runs = read_state(config, checkpoint_topic).runs.values()
+    runs = read_runs(config, checkpoint_topic).values()
     return [Backfill(run.source, run.family, run.state, run.run_id, run.started_at, run.finished_at,
                      run.summary.get("written")) for run in sorted(runs, key=lambda r: r.started_at)]
 

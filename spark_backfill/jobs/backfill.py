@@ -1,44 +1,46 @@
 """The backfill job: republish a source's full history into a family's versioned topics, then hand off.
 
 extract   every source topic up to a snapshot of its end offsets (or archived files);
-transform `shared` translation + routing per record, dense per-key sequences by a Spark window;
-load      Kafka sink with explicit Java-parity partitions, Avro wire-format values, `seq`/`src` headers as the
-          live service writes them; poison pills to the DLQ; then the hand-off checkpoint (a CDC source's row ids
-          with the data, last sequences, snapshot end offsets and the run record `complete` after them).
+transform `shared` translation + routing per record; each output key's rows into one write task, sorted in
+          source order (`transform.for_numbering`);
+load      each write task numbers its keys densely and writes them from the Python worker in one Kafka transaction
+          (`sink`): explicit Java-parity partitions, Avro wire-format values, `seq`/`src` headers as the live
+          service writes them, poison pills to the DLQ, each key's last sequence to the hand-off topic; then a CDC
+          source's row ids, the snapshot end offsets and the run record `complete`.
 
-Re-runs: the run record in the checkpoint topic keeps the snapshot. A killed run, re-run, reads the same
-records, so it rebuilds the same (key, sequence) pairs; it reads what the target topics and the DLQ already
-hold and writes only the rest, so the result has no duplicate. A completed run is not repeated unless
+Re-runs: the run record in the hand-off topic keeps the snapshot and the number of write tasks. A killed run,
+re-run, reads the same records into the same tasks; it fences the killed run's open transactions and skips the
+tasks whose completion marker committed, so the result has no duplicate. A completed run is not repeated unless
 `restart` (a new snapshot; its duplicates are identifiable by (key, sequence) and `rekey verify` counts them).
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from services import handoff
 from services.catalog_files import load_catalog
 from services.settings import KafkaSettings, RegistrySettings
 from shared.avro import load_schema, wire_header
 from shared.catalog import Catalog, SourceTopic
 from shared.translation import Translation, remembers_rows
-from spark_backfill import checkpoint, extract, transform
+from spark_backfill import extract, sink, transform
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 StageCallback = Callable[[str, float, str], None]
-WRITE_OPTIONS = {
-    # Idempotent producer: broker-side retries never duplicate a record within a run.
+ROW_ID_WRITE_OPTIONS = {
+    # A retried task writes the same `row/` records again: compaction keeps one, the live ACL reads the last.
     "kafka.enable.idempotence": "true",
     "kafka.acks": "all",
     "kafka.compression.type": "lz4",
     "kafka.linger.ms": "20",
-    "kafka.batch.size": "262144",
-    "kafka.max.in.flight.requests.per.connection": "5",
 }
 
 
@@ -143,27 +145,27 @@ class Timer:
 
 def run_backfill(spark: SparkSession, request: BackfillRequest, kafka: KafkaSettings, registry: RegistrySettings,
                  on_stage: StageCallback | None = None) -> BackfillReport:
-    from pyspark import StorageLevel
-    from pyspark.sql import functions as F
-
     started = time.monotonic()
+    if spark.sparkContext.getConf().get("spark.speculation", "false").lower() == "true":
+        raise ValueError("spark.speculation is on: a speculative copy of a write task would fence the task it "
+                         "copies; run the backfill without it")
     config = kafka.librdkafka()
     catalog = load_catalog(request.catalog_path)
     family = catalog.family(request.family)
     outputs = family.output_topics
-    checkpoint_topic = request.checkpoint_topic or catalog.checkpoint_topic
+    handoff_topic = request.checkpoint_topic or catalog.checkpoint_topic
     formats = _source_formats(catalog, request.sources, request.source_format)
     cdc = any(remembers_rows(translation) for translation in formats.values())  # a source's rows' ids to hand off
-    _ensure_checkpoint_topic(config, catalog, checkpoint_topic)
-    _check_topics(config, catalog, [*outputs, catalog.dlq_topic, checkpoint_topic])
+    _ensure_checkpoint_topic(config, catalog, handoff_topic)
+    _check_topics(config, catalog, [*outputs, catalog.dlq_topic, handoff_topic])
 
     # -- the run: new, or the resumption of a killed one on the same snapshot ------------------------------
-    state = checkpoint.read_state(config, checkpoint_topic)
     run_name = "+".join(sorted(request.sources))
-    previous = state.run(run_name, request.family)
+    previous = handoff.read_runs(config, handoff_topic).get(handoff.run_key(run_name, request.family).decode())
     resumed_from: str | None = None
+    done: dict[int, dict[str, Any]] = {}
     if previous is not None and not request.restart:
-        if previous.state == checkpoint.COMPLETE:
+        if previous.state == handoff.COMPLETE:
             raise ValueError(
                 f"the backfill of {run_name} into {request.family} completed (run {previous.run_id}); "
                 "its hand-off is in place. Pass --restart to run it again on a new snapshot (a second copy that "
@@ -171,17 +173,24 @@ def run_backfill(spark: SparkSession, request: BackfillRequest, kafka: KafkaSett
             )
         run, resumed_from = previous, previous.state
         snapshots = run.offsets
+        if run.write_partitions:
+            # Abort what the killed run's tasks left open, then read which of them committed.
+            handoff.fence(config, run.run_id, run.write_partitions)
+            done = {p: tally for (run_id, p), tally in handoff.read_handoff(config, handoff_topic, False).tasks.items()
+                    if run_id == run.run_id}
     else:
         continued = request.continue_after_checkpoint
+        handed_off = handoff.read_handoff(config, handoff_topic, False).handoff if continued else None
         if request.from_files:
             snapshots = []
         else:
             snapshots = [
-                extract.snapshot(config, name, {p: o for (t, p), o in state.handoff.source_offsets.items()
-                                                if t == name} if continued else None)
+                extract.snapshot(config, name, {p: o for (t, p), o in handed_off.source_offsets.items()
+                                                if t == name} if handed_off else None)
                 for name in request.sources
             ]
-        run = checkpoint.RunRecord.create(run_name, request.family, snapshots, continued=continued)
+        run = handoff.RunRecord.create(run_name, request.family, snapshots, continued=continued)
+    run.write_partitions = run.write_partitions or int(spark.conf.get("spark.sql.shuffle.partitions") or 8)
     report = BackfillReport(run.run_id, request.sources, request.family, resumed_from,
                             [s.to_json() for s in snapshots])
     timer = Timer(report, on_stage)
@@ -202,144 +211,80 @@ def run_backfill(spark: SparkSession, request: BackfillRequest, kafka: KafkaSett
         for frame in frames[1:]:
             source = source.unionByName(frame)
     if resumed_from is None:
-        checkpoint.write_run(config, checkpoint_topic, run)
+        handoff.write_run(config, handoff_topic, run)
     timer.stage("snapshot", ", ".join(f"{s.topic}: {s.records} records" for s in snapshots))
 
-    # -- schema ids, once, on the driver ------------------------------------------------------------------
-    from services.registry.client import SchemaRegistryClient
-    from services.registry.serde import AvroSerde
+    if run.state == handoff.STARTED:
+        # -- schema ids, once, on the driver --------------------------------------------------------------
+        from services.registry.client import SchemaRegistryClient
+        from services.registry.serde import AvroSerde
 
-    schema = load_schema("interaction_event")
-    with SchemaRegistryClient(registry) as client:
-        wire = {t: wire_header(AvroSerde(client, catalog.topic(t).schema_subject, schema).schema_id)
-                for t in outputs}
+        schema = load_schema("interaction_event")
+        with SchemaRegistryClient(registry) as client:
+            wire = {t: wire_header(AvroSerde(client, catalog.topic(t).schema_subject, schema).schema_id)
+                    for t in outputs}
+        start_after = None
+        if run.continued:
+            handed_off = handoff.read_handoff(config, handoff_topic, False).handoff
+            prefixes = tuple(f"{t}/" for t in outputs)
+            lasts = [(k.split("/", 1)[0], k.split("/", 1)[1], v) for k, v in handed_off.last_sequences.items()
+                     if k.startswith(prefixes)]
+            if lasts:
+                start_after = spark.createDataFrame(lasts, "out_topic string, out_key string, last long")
 
-    start_after = None
-    if run.continued:
-        prefixes = tuple(f"{t}/" for t in outputs)
-        lasts = [(k.split("/", 1)[0], k.split("/", 1)[1], v) for k, v in state.handoff.last_sequences.items()
-                 if k.startswith(prefixes)]
-        if lasts:
-            start_after = spark.createDataFrame(lasts, "out_topic string, out_key string, last long")
-
-    cached: DataFrame | None = None
-    if run.state == checkpoint.STARTED:
-        # -- transform: translate, route and number in one pass, cached once -------------------------------
+        # -- transform and load in one pass: translate, number and write each key's rows ------------------
         spec = transform.TranslateSpec(request.catalog_path.read_text(), str(request.catalog_path), request.family,
-                                       formats, request.service_version, registry=registry)
+                                       formats, request.service_version, wire=wire, registry=registry)
         translated = transform.translate_source(source, spec)
-        numbered = transform.sequence_events(translated, start_after).persist(StorageLevel.MEMORY_AND_DISK)
-        cached = numbered
-        counts = (numbered.groupBy("kind", "reason", "out_topic")
-                  .agg(F.count(F.lit(1)).alias("n"), F.sum((F.col("sequence") == 1).cast("int")).alias("keys"))
-                  .collect())
-        report.skipped = _tally(counts, transform.SKIP)
-        report.dead_lettered = _tally(counts, transform.POISON)
-        report.per_topic = {str(r["out_topic"]): int(r["n"]) for r in counts if r["kind"] == transform.EVENT}
-        # Without a prior hand-off each key has exactly one row numbered 1 (after one, only new keys do).
-        report.keys = sum(int(r["keys"] or 0) for r in counts if r["kind"] == transform.EVENT)
-        report.read = sum(int(r["n"]) for r in counts)
-        report.duplicates_dropped = sum(int(r["n"]) for r in counts if r["kind"] == transform.DUPLICATE)
-        report.events = sum(report.per_topic.values()) + report.duplicates_dropped
-        timer.stage("translate", f"translate + route + sequence: {report.read} read, {report.events} events, "
-                                 f"{report.duplicates_dropped} upstream duplicates dropped, {report.keys} keys")
-
-        # -- load -----------------------------------------------------------------------------------------
-        events = numbered.filter(F.col("kind") == transform.EVENT)
-        rows = transform.kafka_rows(events, wire)
-        poison = transform.dead_letter_rows(numbered.filter(F.col("kind") == transform.POISON), catalog.dlq_topic)
-        if resumed_from is not None:
-            rows, poison, report.already_written = _skip_written(spark, kafka, rows, poison, outputs,
-                                                                 catalog.dlq_topic, request.sources)
-        write = rows.unionByName(poison)
-        write.write.format("kafka").options(**extract.spark_kafka_options(kafka)).options(**WRITE_OPTIONS).save()
-        report.written = sum(report.per_topic.values()) - report.already_written
+        ordered = transform.for_numbering(translated, run.write_partitions, start_after)
+        marks = extract.watermarks(config, handoff_topic)
+        plan = sink.TaskWrite(config, run.run_id, catalog.dlq_topic, handoff_topic, len(marks),
+                              {p: high for p, (_low, high) in marks.items()}, done)
+        tallies = ordered.mapInArrow(sink.write_tasks(plan), sink.tally_schema()).collect()  # type: ignore[arg-type]
+        _report(report, [(int(row["partition"]), json.loads(row["tally"])) for row in tallies], done)
+        timer.stage("write", f"translate + route + number + write: {report.read} read, {report.events} events, "
+                             f"{report.duplicates_dropped} upstream duplicates dropped, {report.keys} keys; "
+                             f"{report.written} records to {', '.join(outputs)}"
+                             + (f" ({report.already_written} by the killed run)" if report.already_written else "")
+                             + f"; {sum(report.dead_lettered.values())} to {catalog.dlq_topic}")
         if cdc:
-            # Before `data_written`: a run resumed from there rewrites only the hand-off, without the translated
-            # rows these come from. Rewritten alike by a re-run from `started`; read only after `complete`.
-            _write_checkpoint(transform.checkpoint_row_rows(transform.last_row_ids(numbered), checkpoint_topic),
-                              kafka)
-        run.state = checkpoint.DATA_WRITTEN
-        checkpoint.write_run(config, checkpoint_topic, run)
-        timer.stage("write", f"{report.written} records to {', '.join(outputs)}; "
-                             f"{sum(report.dead_lettered.values())} to {catalog.dlq_topic}"
-                             + (f"; the ids of every CDC row to {checkpoint_topic}" if cdc else ""))
-        last = transform.last_sequences(events)
-    else:
-        # The data was written before the kill: the hand-off's last sequences are what the targets hold.
-        last = _written_last_sequences(spark, kafka, outputs)
+            # Before `data_written`: a run resumed from there rewrites only the rest of the hand-off.
+            _write_row_ids(transform.checkpoint_row_rows(transform.last_row_ids(translated), handoff_topic), kafka)
+            timer.stage("row ids", f"the ids of every CDC row to {handoff_topic}")
+        run.state = handoff.DATA_WRITTEN
+        handoff.write_run(config, handoff_topic, run)
 
-    # -- hand-off -----------------------------------------------------------------------------------------
-    _write_checkpoint(transform.checkpoint_sequence_rows(last, checkpoint_topic), kafka)
+    # -- hand-off: every key's last sequence went with its records; the snapshot end offsets, then `complete`
     report.seconds = round(time.monotonic() - started, 2)
     run.summary = {k: v for k, v in report.to_json().items() if k not in ("snapshot", "stages")}
-    checkpoint.complete(config, checkpoint_topic, run)
-    timer.stage("hand-off", f"{checkpoint_topic}: last sequence of every key, snapshot end of every source partition")
+    handoff.complete(config, handoff_topic, run)
+    timer.stage("hand-off", f"{handoff_topic}: snapshot end of every source partition, run complete")
     report.seconds = round(time.monotonic() - started, 2)
-    if cached is not None:
-        cached.unpersist()
     return report
 
 
-def _write_checkpoint(rows: DataFrame, kafka: KafkaSettings) -> None:
-    rows.write.format("kafka").options(**extract.spark_kafka_options(kafka)).options(**WRITE_OPTIONS).save()
+def _report(report: BackfillReport, tallies: list[tuple[int, dict[str, Any]]], done: dict[int, Any]) -> None:
+    """Add up the write tasks' tallies (`transform.TaskTally.summary`)."""
+    for partition, tally in tallies:
+        for kind, reason, topic, n in tally["counts"]:
+            report.read += n
+            if kind == transform.SKIP:
+                report.skipped[reason] = report.skipped.get(reason, 0) + n
+            elif kind == transform.POISON:
+                report.dead_lettered[reason] = report.dead_lettered.get(reason, 0) + n
+            elif kind == transform.DUPLICATE:
+                report.duplicates_dropped += n
+            else:
+                report.per_topic[topic] = report.per_topic.get(topic, 0) + n
+        report.keys += tally["keys"]
+        if partition in done:
+            report.already_written += tally["written"]
+        else:
+            report.written += tally["written"]
+    report.events = sum(report.per_topic.values()) + report.duplicates_dropped
 
 
-def _tally(counts: list[Any], kind: str) -> dict[str, int]:
-    tally: dict[str, int] = {}
-    for row in counts:
-        if row["kind"] == kind:
-            tally[str(row["reason"])] = tally.get(str(row["reason"]), 0) + int(row["n"])
-    return tally
+def _write_row_ids(rows: DataFrame, kafka: KafkaSettings) -> None:
+    rows.write.format("kafka").options(**extract.spark_kafka_options(kafka)).options(**ROW_ID_WRITE_OPTIONS).save()
 
 
-def _target_records(spark: SparkSession, kafka: KafkaSettings, topics: list[str]) -> DataFrame:
-    """(out_topic, out_key, sequence) of every record the target topics hold now (the `seq` header)."""
-    from pyspark.sql import functions as F
-
-    config = kafka.librdkafka()
-    ranges = [extract.OffsetRange(t, {p: lo for p, (lo, _hi) in marks.items()},
-                                  {p: hi for p, (_lo, hi) in marks.items()})
-              for t in topics for marks in [extract.watermarks(config, t)]]
-    frame = extract.read_kafka_topics(spark, kafka, ranges)
-    seq = F.filter(F.col("headers"), lambda h: h["key"] == "seq")[0]["value"]
-    return frame.select(F.col("topic").alias("out_topic"), F.decode(F.col("key"), "UTF-8").alias("out_key"),
-                        F.decode(seq, "UTF-8").cast("long").alias("sequence"))
-
-
-def _written_last_sequences(spark: SparkSession, kafka: KafkaSettings, topics: list[str]) -> DataFrame:
-    from pyspark.sql import functions as F
-
-    return (_target_records(spark, kafka, topics).groupBy("out_topic", "out_key")
-            .agg(F.max("sequence").alias("last")))
-
-
-def _skip_written(spark: SparkSession, kafka: KafkaSettings, rows: DataFrame, poison: DataFrame,
-                  outputs: list[str], dlq_topic: str, sources: list[str]) -> tuple[DataFrame, DataFrame, int]:
-    """Drop what a killed run already wrote: records by (topic, key, sequence), dead letters by source position."""
-    from pyspark.sql import functions as F
-
-    written = (_target_records(spark, kafka, outputs)
-               .select(F.col("out_topic").alias("topic"), F.encode("out_key", "UTF-8").alias("key"),
-                       F.col("sequence").alias("_seq")).distinct())
-    seq = F.decode(F.filter(F.col("headers"), lambda h: h["key"] == "seq")[0]["value"], "UTF-8").cast("long")
-    numbered = rows.withColumn("_seq", seq)
-    already = numbered.join(written, ["topic", "key", "_seq"], "left_semi").count()
-    remaining = numbered.join(written, ["topic", "key", "_seq"], "left_anti").drop("_seq")
-
-    def header(name: str) -> Any:
-        return F.decode(F.filter(F.col("headers"), lambda h: h["key"] == name)[0]["value"], "UTF-8")
-
-    dlq_marks = extract.watermarks(kafka.librdkafka(), dlq_topic)
-    dead = extract.read_kafka(spark, kafka, extract.OffsetRange(
-        dlq_topic, {p: lo for p, (lo, _hi) in dlq_marks.items()}, {p: hi for p, (_lo, hi) in dlq_marks.items()}))
-    dead_positions = (dead.filter((header("dlq.service") == transform.SERVICE)
-                                  & header("dlq.source.topic").isin(sources))
-                      .select(header("dlq.source.topic").alias("_t"),
-                              header("dlq.source.partition").cast("int").alias("_p"),
-                              header("dlq.source.offset").cast("long").alias("_o")).distinct())
-    positioned = poison.select("*", header("dlq.source.topic").alias("_t"),
-                               header("dlq.source.partition").cast("int").alias("_p"),
-                               header("dlq.source.offset").cast("long").alias("_o"))
-    remaining_poison = positioned.join(dead_positions, ["_t", "_p", "_o"], "left_anti").drop("_t", "_p", "_o")
-    return remaining, remaining_poison, already

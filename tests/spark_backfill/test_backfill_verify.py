@@ -1,9 +1,11 @@
 """Backfill of generated history into the family's versioned topics on a real broker and registry, then
 `verify`: it passes on the result, and fails naming the key when one record is removed or duplicated.
-A killed run, re-run, completes without duplicates."""
+A run killed in its write stage, re-run, completes without duplicates."""
 
 from __future__ import annotations
 
+import os
+import signal
 from collections import Counter
 from pathlib import Path
 
@@ -11,13 +13,15 @@ import pytest
 from confluent_kafka import Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
+from services import handoff
 from services.catalog_files import load_catalog
+from services.devtools.chaos.backfill import WRITE_PARTITIONS, committed_tasks, start_backfill, wait_first_commit
+from services.devtools.chaos.harness import ChaosEnv
 from services.generation import generate_to_topic
 from services.settings import KafkaSettings, RegistrySettings
 from services.topics.apply import apply_catalog
 from shared.handoff import sequence_key
 from shared.partitioning import partition_for
-from spark_backfill import checkpoint
 from spark_backfill.jobs.backfill import BackfillRequest, run_backfill
 from spark_backfill.jobs.verify import VerifyRequest, run_verify
 from tests.support.kafka import read_topic
@@ -25,6 +29,7 @@ from tests.support.kafka import read_topic
 pytestmark = [pytest.mark.spark, pytest.mark.broker]
 
 EVENTS = 3000
+KILLED_EVENTS = 20_000  # 16 write tasks on 2 cores: several are still to run when the first commits
 
 
 @pytest.fixture
@@ -77,11 +82,11 @@ def test_backfill_then_verify_detects_a_removed_and_a_duplicated_record(
     dead = read_topic(kafka_bootstrap, catalog.dlq_topic)
     assert len(dead) == sum(report.dead_lettered.values())
     assert all(dict(r.headers)["dlq.source.topic"] == source.encode() for r in dead)
-    state = checkpoint.read_state(kafka.librdkafka(), catalog.checkpoint_topic)
+    state = handoff.read_handoff(kafka.librdkafka(), catalog.checkpoint_topic)
     assert state.handoff.last_sequences == {k: len(s) for k, s in sequences.items()}
     ends = {p: hi for p, hi in report.snapshot[0]["end"].items()}
     assert state.handoff.source_offsets == {(source, int(p)): o for p, o in ends.items()}
-    assert state.run(source, family.name).state == checkpoint.COMPLETE  # type: ignore[union-attr]
+    assert state.run(source, family.name).state == handoff.COMPLETE  # type: ignore[union-attr]
 
     assert _verify(spark, path, source, kafka, registry).ok
 
@@ -117,30 +122,31 @@ def test_backfill_then_verify_detects_a_removed_and_a_duplicated_record(
 
 
 def test_a_killed_run_re_run_writes_only_what_is_missing(
-        spark, history, kafka_bootstrap: str, schema_registry_url: str) -> None:  # type: ignore[no-untyped-def]
-    path, source = history
-    kafka, registry = KafkaSettings(bootstrap_servers=kafka_bootstrap), RegistrySettings(url=schema_registry_url)
+        spark, catalog_factory, kafka_bootstrap: str, schema_registry_url: str,  # type: ignore[no-untyped-def]
+        tmp_path: Path) -> None:
+    """`rekey backfill` killed whole (driver, JVM, Python workers) after a first write task committed, while
+    others hold open transactions; the re-run fences them, skips the committed tasks and writes only the rest."""
+    path = catalog_factory()
     catalog = load_catalog(path)
-    first = _backfill(spark, path, source, kafka, registry)
-
-    # As if killed mid-write: one partition's records lost, the run record still `started`.
-    high = catalog.family(catalog.default_family).tiers.high
-    assert high is not None
-    records = read_topic(kafka_bootstrap, high)
-    partition = Counter(r.partition for r in records).most_common(1)[0][0]
-    lost = sum(1 for r in records if r.partition == partition)
-    cut = TopicPartition(high, partition, max(r.offset for r in records if r.partition == partition) + 1)
-    with AdminClient({"bootstrap.servers": kafka_bootstrap}) as admin:
-        admin.delete_records([cut])[cut].result(30)
-    state = checkpoint.read_state(kafka.librdkafka(), catalog.checkpoint_topic)
-    run = state.run(source, catalog.default_family)
-    assert run is not None
-    run.state = checkpoint.STARTED
-    checkpoint.write_run(kafka.librdkafka(), catalog.checkpoint_topic, run)
+    apply_catalog(catalog, {"bootstrap.servers": kafka_bootstrap})
+    source = next(s.name for s in catalog.sources if s.format == "ccaas-json")
+    generate_to_topic(kafka_bootstrap, source, KILLED_EVENTS, 40, duplicate_rate=0.01, seed=12)
+    kafka, registry = KafkaSettings(bootstrap_servers=kafka_bootstrap), RegistrySettings(url=schema_registry_url)
+    env = ChaosEnv(kafka_bootstrap, schema_registry_url, path, catalog, tmp_path)
+    process = start_backfill(env, source, catalog.default_family, "local[2]", tmp_path / "report.json",
+                             tmp_path / "backfill.log")
+    try:
+        committed = wait_first_commit(env, source, catalog.default_family, process)
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(30)
+    run_id, tasks = committed_tasks(env, source, catalog.default_family)
+    assert run_id is not None and len(tasks) >= len(committed) > 0 and len(tasks) < WRITE_PARTITIONS
 
     again = _backfill(spark, path, source, kafka, registry)
-    assert again.resumed_from == checkpoint.STARTED and again.run_id == first.run_id
-    assert again.written == lost and again.already_written == first.written - lost
+    assert again.resumed_from == handoff.STARTED and again.run_id == run_id
+    assert again.already_written == sum(int(t["written"]) for t in tasks.values()) > 0  # type: ignore[call-overload]
+    assert again.written + again.already_written == again.events - again.duplicates_dropped
     assert _verify(spark, path, source, kafka, registry).ok
 
     with pytest.raises(ValueError, match="completed"):

@@ -54,21 +54,77 @@ def _expected(rows: list[dict[str, object]], start_after: dict[str, int] | None 
     return set(assign_sequences(keyed, start_after))
 
 
+def _start_after(spark, start_after):  # type: ignore[no-untyped-def]
+    if start_after is None:
+        return None
+    return spark.createDataFrame([{"out_topic": k.split("/", 1)[0], "out_key": k.split("/", 1)[1], "last": v}
+                                  for k, v in start_after.items()])
+
+
 def _spark_result(spark, rows, start_after=None):  # type: ignore[no-untyped-def]
     frame_ = spark.createDataFrame(rows)
-    after = None
-    if start_after is not None:
-        after = spark.createDataFrame(
-            [{"out_topic": k.split("/", 1)[0], "out_key": k.split("/", 1)[1], "last": v}
-             for k, v in start_after.items()])
-    result = transform.sequence_events(frame_, after, partitions=3).collect()
+    result = transform.sequence_events(frame_, _start_after(spark, start_after), partitions=3).collect()
     return {(sequence_key(r["out_topic"], r["out_key"]), r["sequence"], r["item"]) for r in result}
+
+
+WRITE_SCHEMA = ("kind string, out_topic string, out_key string, dedupe_id string, reason string, out_partition int, "
+                "head binary, tail binary, src string, dlq_key binary, dlq_value binary, "
+                "dlq_headers array<struct<key: string, value: binary>>, ordering_token long, src_partition long, "
+                "src_offset long, src_topic string")
+
+
+def _numbered(spark, rows, start_after=None):  # type: ignore[no-untyped-def]
+    """(kind, sequence key, sequence, item) of every row by the write step's numbering: `for_numbering` into 3
+    partitions, then `number_sorted` over each (the item rides in `src`)."""
+    full = [{**dict.fromkeys(("reason", "out_partition", "head", "tail", "dlq_key", "dlq_value", "dlq_headers")),
+             "kind": "event", **r, "src": str(r["item"])} for r in rows]
+    frame_ = spark.createDataFrame([{k: v for k, v in r.items() if k != "item"} for r in full], WRITE_SCHEMA)
+    ordered = transform.for_numbering(frame_, 3, _start_after(spark, start_after))
+
+    def run(batches):  # type: ignore[no-untyped-def]
+        import pyarrow as pa
+
+        out = [(kind, row[1], row[2], sequence, row[9])
+               for row, kind, sequence in transform.number_sorted(transform.write_rows(batches))]
+        yield pa.RecordBatch.from_pylist([dict(zip(("kind", "out_topic", "out_key", "sequence", "src"), r,
+                                                   strict=True)) for r in out],
+                                         schema=pa.schema([("kind", pa.string()), ("out_topic", pa.string()),
+                                                           ("out_key", pa.string()), ("sequence", pa.int64()),
+                                                           ("src", pa.string())]))
+
+    result = ordered.mapInArrow(run, "kind string, out_topic string, out_key string, sequence long, src string")
+    return [(r["kind"], sequence_key(r["out_topic"] or "", r["out_key"] or ""), r["sequence"], int(r["src"]))
+            for r in result.collect()]
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_spark_sequencing_equals_assign_sequences(spark, seed: int) -> None:
     rows = _rows(seed, 600)
     assert _spark_result(spark, rows) == _expected(rows)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_write_steps_numbering_equals_assign_sequences(spark, seed: int) -> None:
+    """One shuffle, a sort within partitions and a Python pass number exactly as the live service does; later
+    copies of a dedupe id are `duplicate`s, poison pills pass through unnumbered, each once."""
+    rows = _rows(seed, 600)
+    poison = [{"kind": "poison", "out_topic": None, "out_key": None, "ordering_token": 0, "src_partition": 0,
+               "src_offset": 10_000 + i, "src_topic": "src-a", "dedupe_id": None, "item": 10_000 + i}
+              for i in range(5)]
+    result = _numbered(spark, rows + poison)
+    assert {(key, sequence, item) for kind, key, sequence, item in result if kind == "event"} == _expected(rows)
+    assert sorted(item for *_, item in result) == sorted(int(r["item"]) for r in rows + poison)  # type: ignore[call-overload]
+    kinds = Counter(kind for kind, *_ in result)
+    assert kinds["poison"] == 5 and kinds["event"] + kinds["duplicate"] == len(rows)
+    assert all(sequence is None for kind, _, sequence, _ in result if kind != "event")
+
+
+def test_the_write_steps_numbering_continues_after_a_hand_off(spark) -> None:
+    rows = _rows(7, 300)
+    start_after = {"a_v2/org-0:i-1": 41, "b_v2/org-2:i-5": 7, "a_v2/not-in-batch": 3}
+    result = _numbered(spark, rows, start_after)
+    assert {(key, sequence, item) for kind, key, sequence, item in result if kind == "event"} == _expected(
+        rows, start_after)
 
 
 def test_with_kinds_duplicates_and_non_events_pass_through_unnumbered(spark) -> None:
@@ -141,7 +197,9 @@ def test_translate_source_matches_the_shared_translation_and_routing(spark) -> N
             assert row["kind"] == "skip"
 
 
-def test_kafka_rows_and_checkpoint_rows(spark) -> None:
+def test_output_records_are_what_the_live_service_writes() -> None:
+    """An event: Java-parity partition, UTF-8 key, the Avro wire format with its sequence stamped, headers `seq`
+    then `src`; a poison pill: the DLQ with its original key, value and headers; the task's tally."""
     from shared.avro import SplitEncoder
 
     encoder = SplitEncoder(load_schema("interaction_event"))
@@ -152,21 +210,24 @@ def test_kafka_rows_and_checkpoint_rows(spark) -> None:
         "ordering_token": 5, "change_op": None, "payload": "{}",
     }
     head, tail = encoder.encode_parts(draft_record)
-    sequences = [1, 63, 64, 200, 8192, 1_000_000, 2**33]
-    rows = [{"out_topic": "t_v2", "out_partition": 3, "out_key": "o:i", "sequence": s, "head": head,
-             "tail": tail, "src": "s/1/2"} for s in sequences]
-    result = transform.kafka_rows(spark.createDataFrame(rows), {"t_v2": frame(42, b"")}).collect()
-    for sequence, row in zip(sequences, result, strict=True):
-        assert bytes(row["value"]) == frame(42, encode_body(full, {**draft_record, "sequence": sequence}))
-        assert [(h["key"], bytes(h["value"])) for h in row["headers"]] == [
-            ("seq", str(sequence).encode()), ("src", b"s/1/2")]
-        assert (row["topic"], row["partition"], bytes(row["key"])) == ("t_v2", 3, b"o:i")
-
-    last = spark.createDataFrame([{"out_topic": "t_v2", "out_key": "o:i/x", "last": 17}])
-    handoff = Handoff()
-    for row in transform.checkpoint_sequence_rows(last, "cp").collect():
-        handoff.apply(bytes(row["key"]), bytes(row["value"]))
-    assert handoff.last_sequences == {"t_v2/o:i/x": 17}
+    event = ("event", "t_v2", "o:i", "e", None, None, 3, frame(42, b"") + head, tail, "s/1/2", None, None, None)
+    tally = transform.TaskTally()
+    for sequence in [1, 63, 64, 200, 8192, 1_000_000, 2**33]:
+        record = transform.output_record(event, "event", sequence, "dlq")
+        assert record is not None
+        assert record.value == frame(42, encode_body(full, {**draft_record, "sequence": sequence}))
+        assert record.headers == [("seq", str(sequence).encode()), ("src", b"s/1/2")]
+        assert (record.topic, record.partition, record.key) == ("t_v2", 3, b"o:i")
+        tally.add(event, "event", sequence)
+    poison = ("poison", None, None, None, None, "bad_json", None, None, None, "s/1/3", b"k", b"{x",
+              [{"key": "dlq.reason", "value": b"bad_json"}])
+    assert transform.output_record(poison, "poison", None, "dlq") == transform.OutputRecord(
+        "dlq", None, b"k", b"{x", [("dlq.reason", b"bad_json")])
+    assert transform.output_record(event, "duplicate", None, "dlq") is None
+    tally.add(poison, "poison", None)
+    assert tally.summary() == {"counts": [["event", None, "t_v2", 7], ["poison", "bad_json", None, 1]], "keys": 1,
+                               "written": 7}
+    assert tally.lasts == {("t_v2", "o:i"): 2**33}
 
 
 CDC_TOPIC = "crm.public.interactions"

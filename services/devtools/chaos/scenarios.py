@@ -12,6 +12,7 @@ from confluent_kafka.admin import AdminClient
 
 from services.acl.envelope import decode_envelopes
 from services.check.run import manifest_expectations
+from services.devtools.chaos.backfill import backfill_kill
 from services.devtools.chaos.connect import connect_kill
 from services.devtools.chaos.harness import ChaosEnv, ChaosResult, ChaosRun, chaos_run
 from services.devtools.chaos.traffic import TrafficPlan
@@ -359,4 +360,6 @@ SCENARIOS: dict[str, Scenario] = {
     "seam": Scenario(backfill_seam, description="Spark backfill, hand-off, live worker killed right after it"),
     "connect": Scenario(connect_kill, description="Debezium on Kafka Connect streaming a CRM workload: kill -9 of "
                                                   "the Connect worker mid-stream, restarted"),
+    "backfill": Scenario(backfill_kill, description="rekey backfill: kill -9 of its Python workers in the write "
+                                                    "stage after a first task committed; verified exactly once"),
 }

@@ -67,7 +67,7 @@ def test_status_shows_catalog_drift_and_a_pending_handoff(provisioned_catalog: t
                                                           kafka_bootstrap: str) -> None:
     from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 
-    from spark_backfill.checkpoint import DATA_WRITTEN, RunRecord, write_run
+    from services.handoff import DATA_WRITTEN, RunRecord, write_run
     from spark_backfill.extract import OffsetRange
 
     catalog_path, catalog = provisioned_catalog
