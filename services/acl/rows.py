@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from services.runtime.processor import TableLookup, TableSpec
-from shared.translation import Outcome, RowIds, SourceRecord, ids_to_remember, row_key
+from shared.translation import DomainEventDraft, RowIds, SourceRecord, ids_to_remember, row_key
 
+NEW_ROW_OPS = frozenset({"c", "r"})
 RECENT_ROWS = 16_384
 """Rows whose ids each source partition's table keeps in memory: a row's changes come in bursts (an interaction's
 life), and each change reads the row."""
@@ -38,13 +39,16 @@ class RowTables:
             return self.handed_off.get((record.topic, key)) if self.handed_off else None
         return ids[0], ids[1]
 
-    def learn(self, record: SourceRecord, outcome: Outcome) -> None:
-        """Remember the ids a translated change names, unless they are remembered already."""
-        learned = ids_to_remember(record, outcome)
+    def learn(self, record: SourceRecord, draft: DomainEventDraft) -> None:
+        """Remember the ids a translated change names, unless they are remembered already; an insert or a
+        snapshot read names a row not known yet, whose absence need not be looked up."""
+        learned = ids_to_remember(record, draft)
         if learned is None or self.tables is None:
             return
         key, ids = learned
         table = self.tables(self.names[record.topic], record.partition)
-        known = table.get(key)
-        if known is None or (known[0], known[1]) != ids:
-            table.put(key, list(ids), record.offset)
+        if draft.change_op not in NEW_ROW_OPS:
+            known = table.get(key)
+            if known is not None and (known[0], known[1]) == ids:
+                return
+        table.put(key, list(ids), record.offset)

@@ -25,6 +25,9 @@ from shared.pipeline import sequence_headers
 from shared.sequencing import Duplicate, SeenEntry, sequence_step
 
 SEQUENCES, SEEN = "sequences", "seen"
+RECENT_KEYS = 16_384
+"""Output keys whose last sequence each sequencing partition's table keeps in memory: a key's events come in
+bursts (an interaction's life)."""
 
 
 class SequenceStage:
@@ -34,7 +37,8 @@ class SequenceStage:
         self.topics = (sequencing_topic,)
         self.horizon_ms = int(horizon_hours * 3_600_000)
         self.tables = (
-            TableSpec(SEQUENCES, sequencing_topic, f"{group_id}-sequences-changelog", {"cleanup.policy": "compact"}),
+            TableSpec(SEQUENCES, sequencing_topic, f"{group_id}-sequences-changelog", {"cleanup.policy": "compact"},
+                      recent_keys=RECENT_KEYS),
             TableSpec(SEEN, sequencing_topic, f"{group_id}-seen-changelog",
                       {"cleanup.policy": "compact,delete", "retention.ms": str(self.horizon_ms)}, batched=True),
         )

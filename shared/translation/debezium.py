@@ -55,6 +55,8 @@ _SCHEMA_AT, _PAYLOAD_AT = b'{"schema":', b',"payload":'
 _NO_PREFIX = b"\x00no schema block seen"  # JSON never starts with a NUL byte
 _SCHEMA_BLOCKS = 64
 """Distinct schema blocks a translator keeps parsed (a table's, until its schema changes)."""
+_TABLE_NAMES = 1024
+"""Distinct (schema, table) pairs a translator keeps named."""
 RowIds = tuple[str, str]
 """A captured row's org id and interaction id."""
 
@@ -166,6 +168,7 @@ class ChangeTranslator:
         self.labels = f"{_labels(org_sources)}, {_labels(interaction_sources)}"
         self.event_time_labels = {image: f"{image}.{self.columns.event_time}" for image in ("after", "before")}
         self.schema_blocks: dict[bytes, RowTypes] = {}
+        self.table_names: dict[tuple[object, object], str] = {}
         self.last_block: tuple[bytes, RowTypes] = (_NO_PREFIX, NO_TYPES)
         """The wrapper's start up to its payload (`{"schema":<block>,"payload":`) of the last block seen."""
 
@@ -203,7 +206,7 @@ class ChangeTranslator:
         ordering_token, position = _position(source, _commit_ms(change, source))
         if not source.get("table"):
             fail(PoisonReason.SCHEMA_INVALID, "source.table is missing", "source.table")
-        table = ".".join(text(source[part], f"source.{part}") for part in ("schema", "table") if source.get(part))
+        table = self._table_name(source.get("schema"), source["table"])
         event_id = cdc_event_id(table, position, op, org_id, interaction_id)
         interaction_type = self.columns.interaction_type
         return DomainEventDraft(
@@ -220,6 +223,19 @@ class ChangeTranslator:
             payload=canonical_json(plain_row(row, typing.converters_of(image), may_hold_unavailable(rows_in)), image),
             dedupe_id=event_id,
         )
+
+    def _table_name(self, schema: object, name: object) -> str:
+        """`schema.table` (or `table` without a schema), checked once per pair seen."""
+        named = (schema is None or schema.__class__ is str) and name.__class__ is str  # else `text` fails below
+        qualified = self.table_names.get((schema, name)) if named else None
+        if qualified is None:
+            parts = [text(part, f"source.{label}") for label, part in (("schema", schema), ("table", name)) if part]
+            qualified = ".".join(parts)
+            if named:
+                if len(self.table_names) >= _TABLE_NAMES:
+                    self.table_names.clear()
+                self.table_names[(schema, name)] = qualified
+        return qualified
 
     def _decoded(self, value: bytes, avro: AvroValues | None) -> tuple[dict[str, Any], RowTypes, bytes] | Skip:
         """The change event, the types of its rows and the bytes its rows are in; the JSON converter's schema block

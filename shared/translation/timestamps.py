@@ -61,10 +61,8 @@ def epoch_millis(value: object, name: str, encoding: TimeEncoding = TimeEncoding
     if value is None:
         fail(PoisonReason.BAD_TIMESTAMP, f"{name} is missing", name)
     if isinstance(value, str):
-        if encoding in (TimeEncoding.AUTO, TimeEncoding.ISO8601) and not _numeric(value):
+        if encoding is TimeEncoding.ISO8601 or (encoding is TimeEncoding.AUTO and not _numeric(value)):
             return _iso_millis(value, name)
-        if encoding is TimeEncoding.ISO8601:
-            _bad(name, value, "is not an ISO-8601 timestamp")
         number: int | float = _parse_number(value, name)
     elif isinstance(value, int | float) and not isinstance(value, bool):
         if encoding is TimeEncoding.ISO8601:
