@@ -15,6 +15,7 @@ from services.cli import (
     chaos,
     check,
     connect,
+    deadletters,
     demo,
     explain,
     generate,
@@ -84,7 +85,7 @@ def _root(
 
 
 for module in (demo, broker, postgres, registry, connect, topics, run, status, translate, generate, check, backfill,
-               reconcile, partition, explain, plan, bench, chaos, spark):
+               reconcile, partition, explain, plan, bench, chaos, spark, deadletters):
     module.register(app)
 
 

@@ -17,7 +17,7 @@ from shared.translation.mapping import MappingOverrides, SourceMapping
 from shared.translation.presets import PRESETS
 from shared.translation.source import SourceFormat
 
-TopicRole = Literal["family", "dead_letter", "org_activity", "checkpoint", "reconciliation"]
+TopicRole = Literal["family", "dead_letter", "org_activity", "checkpoint", "reconciliation", "redrive"]
 CompressionType = Literal["lz4", "zstd", "snappy", "gzip", "producer", "uncompressed"]
 CleanupPolicy = Literal["delete", "compact", "compact,delete"]
 Compatibility = Literal["BACKWARD", "FULL"]
@@ -297,6 +297,12 @@ class Catalog(_Strict):
     def checkpoint_topic(self) -> str:
         """Name of the compacted backfill -> live hand-off checkpoint topic."""
         return self._single("checkpoint")
+
+    @property
+    def redrive_topic(self) -> str | None:
+        """Name of the compacted topic remembering which dead letters were redriven (None: not declared)."""
+        declared = self.owned_topics("redrive")
+        return declared[0].name if declared else None
 
     @property
     def reconciliation_topic(self) -> str:

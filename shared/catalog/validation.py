@@ -12,7 +12,9 @@ from shared.keys import KEY_SEPARATOR
 
 KAFKA_TOPIC_NAME: Final = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 VERSIONED_NAME: Final = re.compile(r"_v[1-9][0-9]*$")
-SINGLE_ROLES: Final[tuple[TopicRole, ...]] = tuple(r for r in get_args(TopicRole) if r != "family")
+OPTIONAL_ROLES: Final[tuple[TopicRole, ...]] = ("redrive",)
+SINGLE_ROLES: Final[tuple[TopicRole, ...]] = tuple(
+    r for r in get_args(TopicRole) if r != "family" and r not in OPTIONAL_ROLES)
 
 
 def check_catalog(catalog: Catalog) -> list[Problem]:
@@ -71,10 +73,15 @@ def _check_roles(catalog: Catalog) -> list[Problem]:
         count = len(catalog.owned_topics(role))
         if count != 1:
             problems.append(Problem("", "topics", f"needs exactly one topic with role {role!r}, found {count}"))
-    for topic in catalog.owned_topics("checkpoint"):
-        if topic.cleanup_policy != "compact":
-            problems.append(Problem(f"topic {topic.name!r}", "cleanup_policy",
-                                    "the checkpoint topic must be 'compact' (latest checkpoint per key)"))
+    for role in OPTIONAL_ROLES:
+        count = len(catalog.owned_topics(role))
+        if count > 1:
+            problems.append(Problem("", "topics", f"needs at most one topic with role {role!r}, found {count}"))
+    for role, why in (("checkpoint", "latest checkpoint per key"), ("redrive", "one record per redriven dead letter")):
+        for topic in catalog.owned_topics(role):
+            if topic.cleanup_policy != "compact":
+                problems.append(Problem(f"topic {topic.name!r}", "cleanup_policy",
+                                        f"the {role} topic must be 'compact' ({why})"))
     for topic in catalog.owned_topics("org_activity"):
         if topic.key.strategy != "org":
             problems.append(Problem(f"topic {topic.name!r}", "key.strategy",

@@ -35,6 +35,7 @@ def test_repo_catalog_and_its_accessors() -> None:
     assert catalog.checkpoint_topic == "backfill_handoff_checkpoints_v1"
     assert catalog.reconciliation_topic == "reconciliation_required_v1"
     assert catalog.topic(catalog.checkpoint_topic).cleanup_policy == "compact"
+    assert catalog.redrive_topic == "rekey_redriven_v1"
     assert catalog.topic(catalog.org_activity_topic).key.strategy == "org"
     assert {s.format for s in catalog.sources} == {"ccaas-json", "debezium"}
     assert all(catalog.families[f] for s in catalog.sources for f in s.feeds)
@@ -119,6 +120,10 @@ def test_field_errors_name_file_topic_and_field(edit: Callable[[dict[str, Any]],
      "topic 'org_activity_v1': configs.retention.ms: set it with the `retention_ms` field instead"),
     (lambda d: _topic(d, "backfill_handoff_checkpoints_v1").update(cleanup_policy="delete"),
      "topic 'backfill_handoff_checkpoints_v1': cleanup_policy: the checkpoint topic must be 'compact'"),
+    (lambda d: _topic(d, "rekey_redriven_v1").update(cleanup_policy="delete"),
+     "topic 'rekey_redriven_v1': cleanup_policy: the redrive topic must be 'compact'"),
+    (lambda d: d["topics"].append({**_topic(d, "rekey_redriven_v1"), "name": "rekey_redriven_v2"}),
+     "topics: needs at most one topic with role 'redrive', found 2"),
     (lambda d: _topic(d, "org_activity_v1")["key"].update(strategy="org_interaction"),
      "topic 'org_activity_v1': key.strategy: the org_activity projection must be keyed by 'org'"),
     (lambda d: _topic(d, "reconciliation_required_v1").update(role="dead_letter"),
