@@ -62,11 +62,11 @@ def decode_envelopes(data: bytes) -> list[Envelope]:
 
 
 def _decode_one(data: bytes) -> Envelope:
-    """A record of one envelope, as written before 2026-11-26."""
+    """A record of one envelope, as releases before `Envelopes` wrote it."""
     try:
         return _decode(data)
     except msgspec.ValidationError:
-        # Written before 2026-11-25, with the output partition second: still in the sequencing topic across an
+        # Written by an older release, with the output partition second: still in the sequencing topic across an
         # upgrade, and sequenced like any other (the partitioner picks the partition it named).
         fields = _decode_fields(data)
         if len(fields) != 7:
