@@ -21,6 +21,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from shared.avro import stamp_sequence
+from shared.pipeline import sequence_headers
+
 if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame
@@ -237,7 +240,9 @@ def for_numbering(translated: DataFrame, partitions: int, start_after: DataFrame
     else:
         frame = translated.join(start_after.select(*keys, F.col("last").cast("long").alias("start")), keys, "left")
     spread = F.when(F.col("out_key").isNotNull(), F.concat_ws("/", *keys)).otherwise(F.col("src"))
-    return (frame.repartition(partitions, spread).sortWithinPartitions(*keys, *ORDER_COLUMNS)
+    # Only what the write step reads and the sort needs goes through the shuffle.
+    needed = [*WRITE_COLUMNS, *(c for c in ORDER_COLUMNS if c not in WRITE_COLUMNS)]
+    return (frame.select(*needed).repartition(partitions, spread).sortWithinPartitions(*keys, *ORDER_COLUMNS)
             .select(*WRITE_COLUMNS))
 
 
@@ -279,9 +284,6 @@ def output_record(row: tuple[Any, ...], kind: str, sequence: int | None, dlq_top
     output key (UTF-8), value = Avro wire format, headers `seq` then `src`; a poison pill to the DLQ with its
     original key, value and headers plus `dlq.*` (no partition: the producer's murmur2 places it by its key, as
     the live service's are); nothing for a skip or an upstream duplicate."""
-    from shared.avro import stamp_sequence
-    from shared.pipeline import sequence_headers
-
     if kind == EVENT and sequence is not None:
         return OutputRecord(row[_TOPIC], row[_PARTITION], row[_KEY].encode(),
                             stamp_sequence(row[_HEAD], sequence, row[_TAIL]), sequence_headers(sequence, row[_SRC]))
@@ -310,11 +312,13 @@ class TaskTally:
     lasts: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def add(self, row: tuple[Any, ...], kind: str, sequence: int | None) -> None:
-        self.counts[(kind, row[_REASON], row[_TOPIC] if kind in (EVENT, DUPLICATE) else None)] += 1
         if sequence is not None:
+            self.counts[(EVENT, None, row[_TOPIC])] += 1
             self.written += 1
             self.keys += sequence == 1
             self.lasts[(row[_TOPIC], row[_KEY])] = sequence
+        else:
+            self.counts[(kind, row[_REASON], row[_TOPIC] if kind == DUPLICATE else None)] += 1
 
     def summary(self) -> dict[str, Any]:
         """The task's marker value: everything but the last sequences (written as records of their own)."""

@@ -14,13 +14,16 @@ from services.cli.errors import user_errors
 
 def chaos(
     scenario: Annotated[str, typer.Argument(
-        help="kill | rebalance | broker | poison | redelivery | sigterm | pause | seam | connect")],
+        help="kill | rebalance | broker | poison | redelivery | sigterm | pause | seam | connect | backfill")],
     events: Annotated[int, typer.Option(help="Source events to send.")] = 20_000,
     exactly_once: Annotated[bool, typer.Option("--exactly-once", help="Run the ACL with exactly_once.")] = False,
     workdir: Annotated[Path, typer.Option(help="Scratch directory for the stack (wiped first).")] = Path(
         "var/chaos"),
     catalog: CatalogOption = None,
     record: Annotated[bool, typer.Option("--record", help="Add/update this run's row in docs/RELIABILITY.md.")] = False,
+    master: Annotated[str | None, typer.Option(
+        "--master", help="backfill only: the Spark master; spark://... (`rekey spark start`) kills an executor JVM "
+                         "instead of the Python workers of local[2,4].")] = None,
 ) -> None:
     """Start Kafka (3 brokers for `broker`) and the schema registry, send traffic, run ACL workers, inject the
     scenario's fault while records are in flight, wait for the drain, check every output record.
@@ -35,13 +38,17 @@ def chaos(
 
     if scenario not in SCENARIOS:
         raise typer.BadParameter(f"unknown scenario {scenario!r}; one of {', '.join(SCENARIOS)}")
+    if master and scenario != "backfill":
+        raise typer.BadParameter("--master is an option of the backfill scenario")
     _console = make_console()
     spec = SCENARIOS[scenario]
     with user_errors(), chaos_stack(workdir.resolve(), catalog or ServiceSettings().catalog_path,
                                     nodes=3 if spec.cluster else 1, console=_console) as env:
         _console.print(f"[bold]{scenario}[/]: {spec.description} ({events:,} events, "
                        f"{'exactly_once' if exactly_once else 'at_least_once'})")
-        result = spec.run(env, events, exactly_once, log=lambda line: _console.print(f"  {line}", highlight=False))
+        options = {"master": master} if master else {}
+        result = spec.run(env, events, exactly_once, log=lambda line: _console.print(f"  {line}", highlight=False),
+                          **options)
     print_result(result, _console)
     if record:
         flag = " --exactly-once" if exactly_once else ""
