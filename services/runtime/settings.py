@@ -70,15 +70,12 @@ class RuntimeSettings(ServiceSettings):
             # A subscribed topic missing from the metadata at the first assignment (just created, not yet known
             # to every broker) joins the assignment at the next refresh: keep that seconds, not 5 minutes away.
             "topic.metadata.refresh.interval.ms": 5_000,
-            # Prefetch: 4 MB is still several batches of typical records, and a worker's memory stays small, as
-            # long as fetching resumes soon after the queue drops below it: librdkafka's default waits 1 s
-            # (`fetch.queue.backoff.ms`), and the loop, emptying the queue sooner, waited for records a fifth of
-            # its time (py-spy): 2 families 21,500 -> 29,500 events/s with 10 ms.
+            # A small prefetch keeps a worker's memory small as long as fetching resumes soon after the queue
+            # drops below it: with librdkafka's default backoff the loop waited for records (docs/BENCHMARKS.md).
             "queued.max.messages.kbytes": 4_096,
             "fetch.queue.backoff.ms": 10,
-            # One fetch response may overshoot that by its whole size, decompressed: 50 MB of lz4 batches by
-            # default (measured: 113 MB of librdkafka buffers at the peak of a backlog). 4 MB per fetch kept the
-            # throughput and took 41 MB off the peak RSS.
+            # One fetch response may overshoot the prefetch by its whole size, decompressed: a small one keeps
+            # the throughput and lowers the peak RSS (docs/BENCHMARKS.md).
             "fetch.max.bytes": 4 * 1024 * 1024,
             "max.partition.fetch.bytes": 512 * 1024,
         }
@@ -90,9 +87,8 @@ class RuntimeSettings(ServiceSettings):
             "linger.ms": 5,
             "batch.size": 1_000_000,
             "queue.buffering.max.messages": 1_000_000,
-            # Past it produce() waits for deliveries (BufferError). A checkpoint flushes every interval, and 32 MB
-            # holds more than a second of output at full speed; 128 MB only raised the peak RSS (379 -> 358 MB
-            # with 1,000,000 state keys, same throughput).
+            # Past it produce() waits for deliveries (BufferError): more than a second of output at full speed,
+            # and a checkpoint flushes every interval; a larger queue only raised the peak RSS.
             "queue.buffering.max.kbytes": 32_768,
             "delivery.report.only.error": True,
         }

@@ -44,15 +44,15 @@ records of envelopes; `encode_grouped`), unless one item alone is larger: well u
 _FRAMING = 11  # msgpack bytes around one change in a chunk at most: a 2-array, two bin32 headers
 RESTORE_PROGRESS_EVERY = 5.0
 RESTORE_WRITE_EVERY = 50_000
-"""A restore writes what it has folded to the local store every this many changes: it held a whole changelog
-tail in memory (over 100 MB for a few hundred thousand dedupe entries)."""
+"""A restore writes what it has folded to the local store every this many changes, not a whole changelog tail held
+in memory."""
 
 
 def encode_grouped(items: list[T], encode: Callable[[list[T]], bytes], size: int | None = None) -> list[bytes]:
     """`items` encoded in order into values of at most `GROUPED_RECORD_BYTES` (one item alone may be larger), in
     even slices sized from their encoded `size` (about; all of them are encoded first to know it when not given),
-    each split again if still too large. C-speed encoding of whole slices, not a Python loop that sizes each item:
-    that took 10-17 ms of every checkpoint for a second's ~30,000 dedupe entries, a stop of the loop."""
+    each split again if still too large. C-speed encoding of whole slices, not a Python loop that sizes each item,
+    which stopped the loop at every checkpoint."""
     if size is None or size <= GROUPED_RECORD_BYTES:
         whole = encode(items)
         if len(whole) <= GROUPED_RECORD_BYTES or len(items) == 1:
@@ -172,8 +172,7 @@ class RocksStore:
     def _open(self) -> Any:
         """Open the store with our options, an existing one too. Given options alone, rocksdict opens an existing
         store's column families with the options saved in it, which cannot hold the shared cache: each store then
-        had a block cache of its own (8 MB) and memtables outside the budget (measured: 16 reopened stores held
-        116 MB of blocks with a 32 MB budget)."""
+        had a block cache of its own and memtables outside the budget."""
         from rocksdict import Rdict
 
         return Rdict(str(self.path), self._options, column_families={"default": self._options})

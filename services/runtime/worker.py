@@ -47,7 +47,7 @@ GC_THRESHOLDS = (100_000, 20, 100)
 PERSIST_SHARE = 0.5
 """A committed checkpoint's changes are written to the local stores over this share of the checkpoint interval."""
 SLOW_LOOP = 0.25
-"""A loop iteration (after its fetch) longer than this is logged: a full batch takes about 150 ms."""
+"""A loop iteration (after its fetch) longer than this is logged: a full batch takes well under it."""
 HELD_BATCHES = 4
 """Outputs held while a checkpoint drains, in batches' worth of records, before the loop waits for it."""
 
@@ -288,7 +288,7 @@ class Worker:
         """Run a checkpoint step; when it fails, rewind to the committed offsets and return False. A failed final
         step only drops the uncommitted work: the partitions are being given up (their next owner, or this worker
         once they are assigned again, starts at the committed offsets), and inside a revocation the consumer
-        cannot say where that is (its committed-offsets requests timed out until the stop took over 30 s)."""
+        cannot say where that is (its committed-offsets requests time out)."""
         try:
             seconds = step()
             if seconds is not None:
