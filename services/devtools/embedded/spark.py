@@ -251,6 +251,9 @@ class SparkCluster:
             "spark.cores.max": str(cores),
             "spark.sql.shuffle.partitions": str(4 * cores),
             "spark.default.parallelism": str(cores),
+            # Executors on one host would read each other's shuffle files from disk: fetch them over the
+            # network, as executors on different hosts do.
+            "spark.shuffle.readHostLocalDisk": "false",
         }
 
 
