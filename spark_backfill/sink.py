@@ -70,7 +70,7 @@ def write_tasks(plan: TaskWrite) -> Callable[[Iterator[pa.RecordBatch]], Iterato
         tally = plan.done.get(partition)
         if tally is None:
             tally = _write(plan, partition, batches)
-        for _ in batches:  # a task with nothing to write still drains its input
+        for _ in batches:  # a task an earlier attempt or run wrote drains its input unread
             pass
         yield pa.RecordBatch.from_pydict({"partition": [partition], "tally": [json.dumps(tally)]},
                                          schema=pa.schema([pa.field("partition", pa.int32(), False),
