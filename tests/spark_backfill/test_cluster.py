@@ -1,0 +1,213 @@
+"""The backfill on a real Spark standalone cluster (rekey's embedded one: a master, two one-core workers).
+
+A job there runs as on any cluster: executors in JVMs of their own (one per worker), Python workers in
+processes of their own importing rekey from the pyFiles archive shipped with the job (not from the checkout
+or the driver's cwd), the shuffle read across executors; and the backfill run there by `rekey backfill --master
+spark://...` from another directory gives what the local one does: every record once, dense sequences, Java-parity
+partitions, `rekey verify` passing, and a hand-off the live ACL continues from.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from confluent_kafka import Producer
+
+from services.catalog_files import load_catalog
+from services.devtools.embedded.spark import SparkCluster
+from services.devtools.embedded.workers import ServiceProcess
+from services.generation import generate_to_topic
+from services.settings import KafkaSettings, RegistrySettings
+from services.topics.apply import apply_catalog
+from shared.catalog import Catalog
+from shared.handoff import sequence_key
+from shared.partitioning import partition_for
+from shared.sequencing import SourcePosition
+from spark_backfill.jobs.verify import VerifyRequest, run_verify
+from tests.fixtures.spark_cluster import backfill_on_cluster
+from tests.support.kafka import Record, read_topic
+from tests.support.services import acl_env
+from tests.support.waiting import wait_until
+
+pytestmark = [pytest.mark.spark, pytest.mark.broker]
+
+CHECKOUT = Path(__file__).resolve().parents[2]
+EVENTS = 3000
+FAMILY = "interaction_events"
+LIVE = 200
+
+# Run in a process of its own from another directory: where each task's Python worker imported rekey from, the
+# executor JVM it runs under, then a shuffle; it holds the application until its stdin closes.
+PROBE = r"""
+import json, os, sys
+from pyspark import TaskContext
+from spark_backfill.session import build_session
+
+def executor_of(pid):
+    while pid > 1:
+        args = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+        if b"org.apache.spark.executor.CoarseGrainedExecutorBackend" in args:
+            return {"pid": pid, "id": args[args.index(b"--executor-id") + 1].decode()}
+        pid = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+    return None
+
+def where(rows):
+    import shared
+    yield {"partition": TaskContext.get().partitionId(), "python_pid": os.getpid(),
+           "executor": executor_of(os.getpid()), "shared": shared.__file__, "cwd": os.getcwd()}
+
+spark = build_session("rekey-cluster-probe", sys.argv[1], ui=True, conf=json.loads(sys.argv[2]))
+sc = spark.sparkContext
+tasks = sc.parallelize(range(8), 8).mapPartitions(where).collect()
+groups = sc.parallelize(range(40000), 4).map(lambda x: (x % 101, x)).groupByKey(4).mapValues(len).collect()
+print(json.dumps({"tasks": tasks, "groups": sorted(groups), "ui": sc.uiWebUrl, "app": sc.applicationId}), flush=True)
+sys.stdin.read()
+spark.stop()
+"""
+
+
+def _event(record: Record) -> object:
+    """A generated source record's JSON, None for a poison pill that is not JSON."""
+    try:
+        return json.loads(record.value or b"")
+    except ValueError:
+        return None
+
+
+def _remote_shuffle_bytes(ui: str, app: str) -> int:
+    stages = httpx.get(f"{ui}/api/v1/applications/{app}/stages", params={"status": "complete"}, timeout=5).json()
+    return sum(int(stage.get("shuffleRemoteBytesRead", 0)) for stage in stages)
+
+
+def test_tasks_run_in_executor_jvms_and_import_rekey_from_the_shipped_archive(
+        spark_cluster: SparkCluster, tmp_path: Path) -> None:
+    conf = {**spark_cluster.session_conf(), "spark.ui.port": "0"}
+    archive = Path(conf["spark.submit.pyFiles"])
+    probe = subprocess.Popen([sys.executable, "-c", PROBE, spark_cluster.master_url, json.dumps(conf)],
+                             cwd=tmp_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert probe.stdout is not None and probe.stdin is not None
+        line = probe.stdout.readline()
+        assert line, f"the probe application exited {probe.wait(60)} before reporting"
+        seen: dict[str, Any] = json.loads(line)
+
+        executors = {task["executor"]["pid"] for task in seen["tasks"] if task["executor"]}
+        assert len(seen["tasks"]) == 8 and all(task["executor"] for task in seen["tasks"])
+        assert len(executors) == 2, seen["tasks"]  # one executor JVM per worker, neither the driver
+        assert probe.pid not in executors and probe.pid not in {task["python_pid"] for task in seen["tasks"]}
+        for task in seen["tasks"]:
+            assert task["shared"].endswith(f"{archive.name}/shared/__init__.py"), task
+            assert not task["shared"].startswith(str(CHECKOUT)) and task["cwd"] != str(tmp_path)
+            assert str(spark_cluster.data_dir) in task["cwd"]  # a worker's work directory
+        assert dict(seen["groups"]) == {k: len(range(k, 40000, 101)) for k in range(101)}
+        wait_until(lambda: _remote_shuffle_bytes(seen["ui"], seen["app"]) > 0, 30,
+                   "shuffle blocks read from the other executor")
+
+        status = spark_cluster.status()
+        assert status["ready"] and [w["state"] for w in status["workers"]] == ["ALIVE", "ALIVE"]  # type: ignore[union-attr]
+        assert [(a["name"], a["cores"]) for a in status["active_apps"]] == [("rekey-cluster-probe", 2)]  # type: ignore[union-attr]
+    finally:
+        if probe.stdin is not None:
+            probe.stdin.close()
+        probe.wait(60)
+
+
+def test_backfill_on_the_cluster_then_verify(
+        spark, spark_cluster: SparkCluster, catalog_factory, kafka_bootstrap: str,  # type: ignore[no-untyped-def]
+        schema_registry_url: str, tmp_path: Path) -> None:
+    path = catalog_factory()
+    catalog = load_catalog(path)
+    apply_catalog(catalog, {"bootstrap.servers": kafka_bootstrap})
+    source = next(s.name for s in catalog.sources if s.format == "ccaas-json")
+    family = catalog.family(catalog.default_family)
+    generate_to_topic(kafka_bootstrap, source, EVENTS, 12, hot_orgs=("org-acme", "org-initech"),
+                      malformed_rate=0.01, duplicate_rate=0.03, late_rate=0.05, seed=17)
+    completed_before = {app["id"] for app in (spark_cluster.master_json() or {}).get("completedapps", [])}
+
+    report = backfill_on_cluster(spark_cluster, [source], family.name, path, bootstrap=kafka_bootstrap,
+                                 registry_url=schema_registry_url, cwd=tmp_path)
+
+    ran = [app for app in (spark_cluster.master_json() or {}).get("completedapps", [])
+           if app["id"] not in completed_before]
+    assert [(app["name"], app["cores"]) for app in ran] == [(f"rekey-backfill-{family.name}", 2)]
+    assert report["read"] == EVENTS
+    assert report["written"] == report["events"] - report["duplicates_dropped"] > 0
+    assert report["duplicates_dropped"] > 0 and sum(report["dead_lettered"].values()) > 0
+    sequences: dict[str, list[int]] = {}
+    for topic in family.output_topics:
+        partitions = catalog.topic(topic).partitions
+        for record in read_topic(kafka_bootstrap, topic):
+            key = record.key.decode()  # type: ignore[union-attr]
+            assert record.partition == partition_for(key, partitions)
+            sequences.setdefault(sequence_key(topic, key), []).append(int(record.headers["seq"]))
+    assert sum(len(s) for s in sequences.values()) == report["written"]
+    assert all(sorted(s) == list(range(1, len(s) + 1)) for s in sequences.values())
+    assert len(read_topic(kafka_bootstrap, catalog.dlq_topic)) == sum(report["dead_lettered"].values())
+    kafka, registry = KafkaSettings(bootstrap_servers=kafka_bootstrap), RegistrySettings(url=schema_registry_url)
+    verified = run_verify(spark, VerifyRequest([source], [], family.name, path, window_ms=3_600_000), kafka, registry)
+    assert verified.ok, (verified.window_mismatches[:3], verified.key_problems[:3])
+
+
+def test_the_seam_on_the_cluster_backfill_then_the_live_acl(
+        spark, spark_cluster: SparkCluster, provisioned_catalog: tuple[Path, Catalog],  # type: ignore[no-untyped-def]
+        kafka_bootstrap: str, schema_registry_url: str, tmp_path: Path) -> None:
+    """The hand-off of a cluster run: the live ACL started from it reads exactly what the backfill did not and
+    continues every key's sequence; every source record once across the seam; `rekey verify` passes."""
+    path, catalog = provisioned_catalog
+    source = next(s.name for s in catalog.sources if s.format == "ccaas-json")
+    outputs = catalog.family(FAMILY).output_topics
+    generate_to_topic(kafka_bootstrap, source, 2000, 10, hot_orgs=("org-acme",), malformed_rate=0.01,
+                      duplicate_rate=0.02, seed=23)
+    report = backfill_on_cluster(spark_cluster, [source], FAMILY, path, bootstrap=kafka_bootstrap,
+                                 registry_url=schema_registry_url, cwd=tmp_path)
+    snapshot_end = {int(p): o for p, o in report["snapshot"][0]["end"].items()}
+
+    history = [e for e in map(_event, read_topic(kafka_bootstrap, source)[:200])
+               if isinstance(e, dict) and isinstance(e.get("orgId"), str) and isinstance(e.get("interactionId"), str)
+               and e["orgId"] and e["interactionId"]]
+    producer = Producer({"bootstrap.servers": kafka_bootstrap, "partitioner": "murmur2_random"})
+    for i in range(LIVE):  # half continue interactions of the history, half start new ones
+        base = history[i % len(history)]
+        producer.produce(source, key=f"live-{i}".encode(), value=json.dumps({
+            "orgId": base["orgId"], "interactionId": base["interactionId"] if i % 2 == 0 else f"live-{i}",
+            "eventId": f"live-{uuid.uuid4()}", "eventType": "answer", "interactionType": "call",
+            "timestamp": "2031-01-01T00:00:00Z", "data": {},
+        }).encode())
+    assert producer.flush(30) == 0
+    expected = report["written"] + LIVE
+
+    def sources_written() -> int:
+        return len({r.headers["src"] for t in outputs for r in read_topic(kafka_bootstrap, t)})
+
+    acl = ServiceProcess("acl", acl_env(kafka_bootstrap, schema_registry_url, path, tmp_path / "state"),
+                         tmp_path).start()
+    try:
+        wait_until(lambda: sources_written() >= expected, 240, f"{expected} source records in {outputs}",
+                   interval=2.0)
+    finally:
+        acl.stop()
+
+    numbered: dict[tuple[str, int], str] = {}
+    live = 0
+    for topic in outputs:
+        for record in read_topic(kafka_bootstrap, topic):
+            key = (sequence_key(topic, record.key.decode()), int(record.headers["seq"]))  # type: ignore[union-attr]
+            assert key not in numbered, f"{key} numbered twice: {numbered[key]}, {record.headers['src']!r}"
+            numbered[key] = record.headers["src"].decode()
+            position = SourcePosition.parse(numbered[key])
+            live += position.offset >= snapshot_end[position.partition]
+    assert len(numbered) == expected and live == LIVE
+    per_key: dict[str, list[int]] = {}
+    for key, number in numbered:
+        per_key.setdefault(key, []).append(number)
+    assert all(sorted(n) == list(range(1, len(n) + 1)) for n in per_key.values())
+    kafka, registry = KafkaSettings(bootstrap_servers=kafka_bootstrap), RegistrySettings(url=schema_registry_url)
+    verified = run_verify(spark, VerifyRequest([source], [], FAMILY, path), kafka, registry)
+    assert verified.ok, (verified.window_mismatches[:3], verified.key_problems[:3])
