@@ -24,7 +24,8 @@ UntilOption = Annotated[str | None, typer.Option("--until", help="Only those dea
 
 
 def _selection(reason: str | None, source: str | None, since: str | None, until: str | None) -> Selection:
-    from shared.redrive import Selection, parse_instant
+    from shared.durations import parse_instant
+    from shared.redrive import Selection
 
     since_ms = None if since is None else parse_instant(since, "--since")
     until_ms = None if until is None else parse_instant(until, "--until")

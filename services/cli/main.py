@@ -24,6 +24,7 @@ from services.cli import (
     postgres,
     reconcile,
     registry,
+    replay,
     run,
     spark,
     status,
@@ -85,7 +86,8 @@ def _root(
 
 
 for module in (demo, broker, postgres, registry, connect, topics, run, status, translate, generate, check, backfill,
-               reconcile, partition, explain, plan, bench, chaos, spark, deadletters):
+               reconcile, partition, explain, plan, bench, chaos, spark, deadletters,
+               replay):
     module.register(app)
 
 

@@ -11,7 +11,7 @@ from shared.redrive.decisions import (
     decide,
     memory_value,
 )
-from shared.redrive.letters import DeadLetterRecord, Selection, hour_of, parse_dead_letter, parse_instant
+from shared.redrive.letters import DeadLetterRecord, Selection, hour_of, parse_dead_letter
 
 __all__ = [
     "REDRIVEN_FROM_HEADER",
@@ -26,5 +26,4 @@ __all__ = [
     "hour_of",
     "memory_value",
     "parse_dead_letter",
-    "parse_instant",
 ]

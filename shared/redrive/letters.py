@@ -84,24 +84,6 @@ class Selection(msgspec.Struct, frozen=True):
                 and (self.until_ms is None or letter.timestamp_ms < self.until_ms))
 
 
-def parse_instant(text: str, option: str) -> int:
-    """Epoch milliseconds of `text`: ISO-8601 with an offset (`2026-11-27T02:00:00Z`), a date (midnight UTC) or
-    epoch milliseconds; a ValueError naming `option` if it is none of them."""
-    stripped = text.strip()
-    if stripped.isdigit():
-        return int(stripped)
-    try:
-        parsed = datetime.fromisoformat(stripped)
-    except ValueError:
-        parsed = None
-    if parsed is None or (parsed.tzinfo is None and "T" in stripped):
-        raise ValueError(f"{option} expects ISO-8601 with an offset (2026-11-27T02:00:00Z), a date (2026-11-27) "
-                         f"or epoch milliseconds; got {text!r}")
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return int(parsed.timestamp() * 1000)
-
-
 def hour_of(timestamp_ms: int) -> str:
     """The UTC hour a timestamp falls in, as `2026-11-27T02:00Z`."""
     return datetime.fromtimestamp(timestamp_ms // 3_600_000 * 3600, UTC).strftime("%Y-%m-%dT%H:00Z")

@@ -9,6 +9,7 @@ import pytest
 from services.devtools.embedded.maven import REPO_ROOT
 from shared.catalog import parse_catalog
 from shared.deadletter import dead_letter_headers
+from shared.durations import parse_instant
 from shared.pipeline import RecordPipeline
 from shared.redrive import (
     REDRIVEN_FROM_HEADER,
@@ -19,7 +20,6 @@ from shared.redrive import (
     decide,
     hour_of,
     parse_dead_letter,
-    parse_instant,
 )
 from shared.translation import SourceRecord
 
