@@ -1,4 +1,4 @@
-"""`rekey bench`: benchmarks (`rekey bench acl` and `cli` here; `rekey bench backfill` with the Spark commands)."""
+"""`rekey bench`: benchmarks (`acl`, `cli` and `replay` here; `rekey bench backfill` with the Spark commands)."""
 
 from __future__ import annotations
 
@@ -66,6 +66,21 @@ def cli(
     from services.devtools.bench.cli_startup import run_bench
 
     run_bench(runs, record)
+
+
+@bench_app.command(name="replay")
+def replay(
+    events: Annotated[int, typer.Option("--events", min=1000, help="org_timeline records to write.")] = 1_000_000,
+    orgs: Annotated[int, typer.Option("--orgs", min=3, help="Orgs, Zipf-sized (the catalog's hot orgs first).")] = 40,
+    record: Annotated[bool, typer.Option("--record", help="Write the table into docs/BENCHMARKS.md.")] = False,
+    workdir: Annotated[Path, typer.Option("--workdir", help="Scratch directory (wiped).")] = Path("var/bench-replay"),
+) -> None:
+    """`rekey replay` of one org against a full scan of the same org_timeline topic: partitions read, records
+    scanned and matched, seconds."""
+    from services.cli.console import make_console
+    from services.devtools.bench.replay import run_bench
+
+    run_bench(events, orgs, workdir, record, make_console())
 
 
 def register(app: typer.Typer) -> None:
