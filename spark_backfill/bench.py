@@ -219,6 +219,7 @@ def single_process_backfill(kafka: KafkaSettings, registry: RegistrySettings, ca
 
 def run_bench(*, events: int, orgs: int, master: str | None, kafka: KafkaSettings,
               registry: RegistrySettings, console: Console, results: Path | None) -> BenchOutcome:
+    from services.devtools.embedded.spark import dev_connector_jars
     from services.generation import generate_to_topic
     from services.topics.apply import apply_catalog
     from spark_backfill.jobs.backfill import BackfillRequest, run_backfill
@@ -244,7 +245,8 @@ def run_bench(*, events: int, orgs: int, master: str | None, kafka: KafkaSetting
     generate_to_topic(kafka, source, events, orgs, hot_orgs=("org-acme", "org-globex", "org-initech"), seed=7)
 
     started = time.monotonic()
-    spark = build_session("rekey-bench-backfill", master, conf={"spark.ui.showConsoleProgress": "false"})
+    spark = build_session("rekey-bench-backfill", master, conf={"spark.ui.showConsoleProgress": "false"},
+                          jars=dev_connector_jars())
     session_seconds = time.monotonic() - started
     family = spark_catalog.default_family
     console.print("Spark backfill ...")

@@ -37,6 +37,8 @@ BASE_CONF: dict[str, str] = {
     "spark.ui.showConsoleProgress": "true",
     # Kafka offsets are the identity of a source record: never silently skip lost ones.
     "spark.sql.files.ignoreCorruptFiles": "false",
+    # A speculative copy of a write task would run beside the attempt it copies, under the same transactional id.
+    "spark.speculation": "false",
 }
 
 

@@ -330,10 +330,12 @@ def backfill_seam(env: ChaosEnv, events: int, exactly_once: bool = False, log: L
 
 
 def _backfill_history(env: ChaosEnv, run: ChaosRun) -> None:
+    from services.devtools.embedded.spark import dev_connector_jars
     from spark_backfill.jobs.backfill import BackfillRequest, run_backfill
     from spark_backfill.session import build_session
 
-    spark = build_session("rekey-chaos-seam")  # the running session when there is one (the tests')
+    # The running session when there is one (the tests').
+    spark = build_session("rekey-chaos-seam", jars=dev_connector_jars())
     kafka, registry = KafkaSettings(bootstrap_servers=env.bootstrap), RegistrySettings(url=env.registry_url)
     for family in env.catalog.sources[0].feeds:
         report = run_backfill(spark, BackfillRequest([run.source], family, env.catalog_path), kafka, registry)
