@@ -21,14 +21,15 @@ def test_a_bad_window_is_refused_before_anything_starts(command: list[str]) -> N
 
 
 @pytest.mark.parametrize("command", ["topics apply", "check", "status", "reconcile", "verify", "backfill", "plan",
-                                     "run", "generate"])
+                                     "run", "generate", "deadletters list", "deadletters show",
+                                     "deadletters redrive", "replay"])
 def test_every_command_that_reaches_kafka_takes_bootstrap_server(command: str) -> None:
     help_text = CliRunner().invoke(app, [*command.split(), "--help"]).output
     assert "-b, --bootstrap-server" in help_text, help_text
 
 
 @pytest.mark.parametrize("command", ["topics apply", "check", "status", "plan", "generate", "reconcile", "backfill",
-                                     "verify"])
+                                     "verify", "deadletters list", "deadletters redrive", "replay"])
 def test_table_commands_offer_json(command: str) -> None:
     help_text = " ".join(CliRunner().invoke(app, [*command.split(), "--help"]).output.split())
     assert "--output" in help_text and "json" in help_text, help_text
