@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from services.kafka.reading import iter_topic
+from services.kafka.reading import iter_topic, message_headers
 from shared.redrive import DeadLetterRecord, parse_dead_letter
 
 
@@ -24,6 +24,6 @@ class DeadLetterReader:
             try:
                 yield parse_dead_letter(self.topic, message.partition() or 0, message.offset() or 0,
                                         message.timestamp()[1], message.key(), message.value(),
-                                        message.headers() or [])
+                                        message_headers(message))
             except ValueError as error:
                 self.unreadable.append(str(error))

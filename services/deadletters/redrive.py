@@ -109,7 +109,7 @@ def _send(kafka: KafkaSettings, memory_topic: str, resends: list[tuple[DeadLette
 
     for _letter, resend in resends:
         producer.produce(resend.topic, resend.value, resend.key, partition=resend.partition,
-                         headers=resend.headers, timestamp=resend.timestamp_ms, on_delivery=delivered)
+                         headers=list(resend.headers), timestamp=resend.timestamp_ms, on_delivery=delivered)
         producer.poll(0)
     left = producer.flush(60)
     if left or failures:

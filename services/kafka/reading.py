@@ -76,3 +76,10 @@ def _watermarks(consumer: Consumer, partition: TopicPartition, patience: float =
             if error.args[0].code() not in LEADER_MOVING or time.monotonic() > deadline:
                 raise
             time.sleep(0.2)
+
+
+def message_headers(message: Message) -> list[tuple[str, bytes | None]]:
+    """A consumed record's headers as (name, bytes) pairs, in order (a consumer returns them as a list)."""
+    raw = message.headers() or []
+    pairs = raw.items() if isinstance(raw, dict) else raw
+    return [(name, value.encode() if isinstance(value, str) else value) for name, value in pairs]

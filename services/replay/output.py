@@ -11,6 +11,7 @@ from typing import Any
 
 from confluent_kafka import Message
 
+from services.kafka.reading import message_headers
 from services.settings import KafkaSettings, RegistrySettings
 
 
@@ -26,7 +27,7 @@ def write_file(path: Path, messages: Sequence[Message], subject: str, registry: 
             lines.write(json.dumps({
                 "topic": message.topic(), "partition": message.partition(), "offset": message.offset(),
                 "timestamp_ms": message.timestamp()[1], "key": _text(message.key()),
-                "headers": {name: _text(header) for name, header in message.headers() or []},
+                "headers": {name: _text(header) for name, header in message_headers(message)},
                 "value": None if value is None else serde.decode(value),
             }, sort_keys=True, default=str) + "\n")
 
@@ -42,9 +43,10 @@ def write_topic(kafka: KafkaSettings, topic: str, messages: Sequence[Message]) -
             failures.append(str(error))
 
     for message in messages:
+        headers: list[tuple[str, str | bytes | None]] = [*message_headers(message)]
         while True:
             try:
-                producer.produce(topic, message.value(), message.key(), headers=message.headers() or [],
+                producer.produce(topic, message.value(), message.key(), headers=headers,
                                  timestamp=message.timestamp()[1], on_delivery=delivered)
                 break
             except BufferError:  # the local queue is full: let deliveries drain it

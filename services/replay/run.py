@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from services.kafka.reading import message_headers
 from services.replay.output import write_file, write_topic
 from services.replay.reading import scan
 from services.settings import KafkaSettings, RegistrySettings
@@ -38,7 +39,7 @@ def replay(catalog: Catalog, kafka: KafkaSettings, registry: RegistrySettings, f
     scope = org_scope(catalog, family, org_id)
     found = scan(kafka.librdkafka(), scope, since_ms, until_ms, on_range, progress)
     ordered = in_sequence_order(
-        (message.key() or b"", sequence_of(message.headers(), f"{scope.topic}/{message.partition()}/"
+        (message.key() or b"", sequence_of(message_headers(message), f"{scope.topic}/{message.partition()}/"
                                                               f"{message.offset()}"), message)
         for message in found.matched)
     if to_file is not None:
