@@ -9,7 +9,6 @@ import pytest
 from services.devtools.embedded.maven import REPO_ROOT
 from shared.catalog import parse_catalog
 from shared.deadletter import dead_letter_headers
-from shared.durations import parse_instant
 from shared.pipeline import RecordPipeline
 from shared.redrive import (
     REDRIVEN_FROM_HEADER,
@@ -66,15 +65,7 @@ def test_a_selection_takes_reason_source_and_a_half_open_time_range() -> None:
     assert not Selection(since_ms=DEAD_AT + 1).matches(letter)
 
 
-def test_instants_and_hours() -> None:
-    assert parse_instant("2025-11-27T02:00:00Z", "--since") == DEAD_AT
-    assert parse_instant("2025-11-27T03:00:00+01:00", "--since") == DEAD_AT
-    assert parse_instant("2025-11-27", "--since") == DEAD_AT - 2 * 3_600_000
-    assert parse_instant(str(DEAD_AT), "--since") == DEAD_AT
-    with pytest.raises(ValueError, match=r"^--until expects ISO-8601 with an offset .*got '2025-11-27T02:00'$"):
-        parse_instant("2025-11-27T02:00", "--until")
-    with pytest.raises(ValueError, match=r"got 'yesterday'"):
-        parse_instant("yesterday", "--since")
+def test_hours() -> None:
     assert hour_of(DEAD_AT + 59 * 60_000) == "2025-11-27T02:00Z"
 
 
