@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -41,7 +43,6 @@ def list_(
     bootstrap_servers: BootstrapOption = None,
 ) -> None:
     """Dead letters counted by reason, source topic and hour."""
-    from rich.progress import Progress, SpinnerColumn, TextColumn
     from rich.table import Table
 
     from services.deadletters.inspect import count_dead_letters
@@ -50,11 +51,9 @@ def list_(
     with user_errors():
         selection = _selection(reason, source, since, until)
         catalog = open_catalog(catalog_path)
-        with Progress(SpinnerColumn(), TextColumn("{task.description} {task.completed:,} records"),
-                      console=make_console(stderr=True), transient=True) as bar:
-            task = bar.add_task(f"reading {catalog.dlq_topic}")
+        with _reading(catalog.dlq_topic) as advance:
             rows, unreadable = count_dead_letters(kafka_settings(bootstrap_servers).librdkafka(), catalog.dlq_topic,
-                                                  selection, lambda n: bar.advance(task, n))
+                                                  selection, advance)
     if output is Output.json:
         print_json({"topic": catalog.dlq_topic, "counts": rows, "total": sum(r["count"] for r in rows),
                     "unreadable": unreadable})
@@ -106,7 +105,6 @@ def redrive(
     """Run each selected dead letter through the current catalog's translation; re-send those that translate now
     to their source topic (original key, value, headers, plus rekey.redriven.from), report the others with their
     new reason. Dead letters redriven before are not sent again (the catalog's redrive topic remembers them)."""
-    from rich.progress import Progress, SpinnerColumn, TextColumn
     from rich.table import Table
 
     from services.deadletters.redrive import redrive as run_redrive
@@ -115,11 +113,8 @@ def redrive(
     with user_errors():
         selection = _selection(reason, source, since, until)
         catalog = open_catalog(catalog_path)
-        with Progress(SpinnerColumn(), TextColumn("{task.description} {task.completed:,} records"),
-                      console=make_console(stderr=True), transient=True) as bar:
-            task = bar.add_task(f"reading {catalog.dlq_topic}")
-            report = run_redrive(catalog, kafka_settings(bootstrap_servers), selection, dry_run,
-                                 lambda n: bar.advance(task, n))
+        with _reading(catalog.dlq_topic) as advance:
+            report = run_redrive(catalog, kafka_settings(bootstrap_servers), selection, dry_run, advance)
     if output is Output.json:
         print_json(report)
         return
@@ -140,3 +135,14 @@ def redrive(
 
 def register(app: typer.Typer) -> None:
     app.add_typer(deadletters_app, name="deadletters")
+
+
+@contextlib.contextmanager
+def _reading(topic: str) -> Iterator[Callable[[int], None]]:
+    """A spinner counting the records read from `topic`, on stderr; yields what advances it."""
+    from rich.progress import Progress, SpinnerColumn, TextColumn
+
+    with Progress(SpinnerColumn(), TextColumn("{task.description} {task.completed:,} records"),
+                  console=make_console(stderr=True), transient=True) as bar:
+        task = bar.add_task(f"reading {topic}")
+        yield lambda count: bar.advance(task, count)

@@ -4,13 +4,13 @@ format through the registry, else text or base64)."""
 
 from __future__ import annotations
 
-import base64
 import json
 from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from services.deadletters.reading import DeadLetterReader
+from services.kafka.reading import text_or_base64
 from shared.redrive import DeadLetterRecord, Selection, hour_of
 from shared.translation import AvroValues
 from shared.translation.fields import Invalid
@@ -45,8 +45,8 @@ def describe(letter: DeadLetterRecord, avro: AvroValues | None) -> dict[str, Any
     return {
         "position": letter.position, "timestamp_ms": letter.timestamp_ms, "reason": letter.reason,
         "error": letter.error, "field": letter.field or None, "source": letter.source_position,
-        "key": _text_or_base64(letter.key),
-        "headers": {name: _text_or_base64(value) for name, value in letter.headers},
+        "key": text_or_base64(letter.key),
+        "headers": {name: text_or_base64(value) for name, value in letter.headers},
         **_value(letter.value, avro, letter.position),
     }
 
@@ -64,14 +64,6 @@ def _value(value: bytes | None, avro: AvroValues | None, where: str) -> dict[str
         return {"value": json.loads(value), "value_encoding": "json"}
     except ValueError:
         pass
-    text = _text_or_base64(value)
+    text = text_or_base64(value)
     return {"value": text, "value_encoding": "text" if isinstance(text, str) else "base64"}
 
-
-def _text_or_base64(value: bytes | None) -> str | dict[str, str] | None:
-    if value is None:
-        return None
-    try:
-        return value.decode("utf-8")
-    except UnicodeDecodeError:
-        return {"base64": base64.b64encode(value).decode()}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -83,3 +84,13 @@ def message_headers(message: Message) -> list[tuple[str, bytes | None]]:
     raw = message.headers() or []
     pairs = raw.items() if isinstance(raw, dict) else raw
     return [(name, value.encode() if isinstance(value, str) else value) for name, value in pairs]
+
+
+def text_or_base64(value: bytes | None) -> str | dict[str, str] | None:
+    """Bytes as JSON can carry them: UTF-8 text as a string, anything else as `{"base64": ...}`."""
+    if value is None:
+        return None
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        return {"base64": base64.b64encode(value).decode()}

@@ -3,7 +3,6 @@ a topic (key, value and headers unchanged, each key on its Java-parity partition
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -11,7 +10,7 @@ from typing import Any
 
 from confluent_kafka import Message
 
-from services.kafka.reading import message_headers
+from services.kafka.reading import message_headers, text_or_base64
 from services.settings import KafkaSettings, RegistrySettings
 
 
@@ -26,8 +25,8 @@ def write_file(path: Path, messages: Sequence[Message], subject: str, registry: 
             value = message.value()
             lines.write(json.dumps({
                 "topic": message.topic(), "partition": message.partition(), "offset": message.offset(),
-                "timestamp_ms": message.timestamp()[1], "key": _text(message.key()),
-                "headers": {name: _text(header) for name, header in message_headers(message)},
+                "timestamp_ms": message.timestamp()[1], "key": text_or_base64(message.key()),
+                "headers": {name: text_or_base64(header) for name, header in message_headers(message)},
                 "value": None if value is None else serde.decode(value),
             }, sort_keys=True, default=str) + "\n")
 
@@ -57,11 +56,3 @@ def write_topic(kafka: KafkaSettings, topic: str, messages: Sequence[Message]) -
         raise RuntimeError(f"replay to {topic}: {left} records undelivered after 60 s" if left
                            else f"replay to {topic}: a record was refused: {failures[0]}")
 
-
-def _text(value: bytes | None) -> str | dict[str, str] | None:
-    if value is None:
-        return None
-    try:
-        return value.decode("utf-8")
-    except UnicodeDecodeError:
-        return {"base64": base64.b64encode(value).decode()}
