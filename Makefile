@@ -16,12 +16,14 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# Java 17+ and Maven fetch and run Kafka and Spark; PostgreSQL backs the sink tests. Installed only if missing.
+# Java 17+ and Maven fetch and run Kafka and Spark; PostgreSQL backs the sink tests; promtool (prometheus) checks
+# the chart's alert rules. Installed only if missing.
 system-deps:
 	@missing=""; \
 	command -v java >/dev/null || missing="$$missing openjdk-17-jre-headless"; \
 	command -v mvn >/dev/null || missing="$$missing maven"; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
+	command -v promtool >/dev/null || missing="$$missing prometheus"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
 	fi
