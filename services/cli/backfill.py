@@ -10,7 +10,7 @@ import typer
 
 from services.cli.catalog_options import BootstrapOption, CatalogOption, kafka_settings
 from services.cli.console import Output, OutputOption, make_console, print_json
-from services.cli.errors import user_errors
+from services.cli.errors import ExitCode, user_errors
 
 MasterOption = Annotated[str | None, typer.Option(
     "--master", help="Spark master: local[*] by default; spark://HOST:7077 (a standalone cluster, e.g. `rekey spark "
@@ -141,7 +141,7 @@ def verify(
     output: OutputOption = Output.table,
 ) -> None:
     """Compare source and target per org and event-time window (counts, SHA1 checksums) and check every key:
-    dense sequences from 1, no duplicate, every record on its Java-parity partition. Exits 1 on any mismatch."""
+    dense sequences from 1, no duplicate, every record on its Java-parity partition. Exits 3 on any mismatch."""
     from services.catalog_files import load_catalog
     from services.settings import RegistrySettings, ServiceSettings
     from shared.durations import parse_duration_ms
@@ -164,13 +164,13 @@ def verify(
         report.write_text(json.dumps(result.to_json(), indent=2))
     if output is Output.json:
         print_json(result.to_json())
-        raise typer.Exit(0 if result.ok else 1)
+        raise typer.Exit(ExitCode.OK if result.ok else ExitCode.PROBLEM_FOUND)
     console = make_console()
     render(result, console)
     if report is not None:
         console.print(f"report: {report}")
     if not result.ok:
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.PROBLEM_FOUND)
 
 
 def bench_backfill(

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from services.cli.console import make_console
-from services.cli.errors import user_errors
+from services.cli.errors import ExitCode, user_errors
 from services.devtools.embedded.defaults import KAFKA_BASE_PORT as DEFAULT_BASE_PORT
 from services.devtools.embedded.defaults import KAFKA_DATA_DIR as DEFAULT_DATA_DIR
 
@@ -39,14 +39,14 @@ def start(
 
 @broker_app.command()
 def status(data_dir: DataDir = DEFAULT_DATA_DIR) -> None:
-    """Print the cluster's nodes, process ids and whether each is listening (JSON). Exit 1 if any is down."""
+    """Print the cluster's nodes, process ids and whether each is listening (JSON). Exit 3 if any is down."""
     from services.devtools.embedded.kafka import KafkaCluster
 
     cluster = KafkaCluster(data_dir)
     report = cluster.status()
     typer.echo(json.dumps(report, indent=2))
     if not all(node["listening"] for node in report["nodes"]):  # type: ignore[attr-defined]
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.PROBLEM_FOUND)
 
 
 @broker_app.command()

@@ -9,7 +9,7 @@ import typer
 
 from services.cli.catalog_options import CatalogOption
 from services.cli.console import make_console
-from services.cli.errors import user_errors
+from services.cli.errors import ExitCode, user_errors
 
 
 def chaos(
@@ -28,7 +28,8 @@ def chaos(
     """Start Kafka (3 brokers for `broker`) and the schema registry, send traffic, run ACL workers, inject the
     scenario's fault while records are in flight, wait for the drain, check every output record.
 
-    Exit 0 PASSED, 1 FAILED (a violation), 2 INVALID (the fault did not land while records were in flight)."""
+    Exit 0 PASSED, 3 FAILED (a violation), 1 INVALID (the fault did not land while records were in flight: the
+    run could not test what was asked)."""
     from services.devtools.chaos.harness import FAILED, INVALID
     from services.devtools.chaos.report import print_result
     from services.devtools.chaos.report import record as record_row
@@ -54,9 +55,9 @@ def chaos(
         flag = " --exactly-once" if exactly_once else ""
         record_row(result, f"`rekey chaos {scenario} --events {events}{flag}`")
     if result.status == FAILED:
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.PROBLEM_FOUND)
     if result.status == INVALID:
-        raise typer.Exit(2)
+        raise typer.Exit(ExitCode.FAILED)
 
 
 def register(app: typer.Typer) -> None:

@@ -9,7 +9,7 @@ import typer
 
 from services.cli.catalog_options import BootstrapOption, CatalogOption, kafka_settings, open_catalog
 from services.cli.console import Output, OutputOption, make_console, print_json
-from services.cli.errors import user_errors
+from services.cli.errors import ExitCode, user_errors
 
 
 def check(
@@ -25,7 +25,7 @@ def check(
     drain_timeout: Annotated[float, typer.Option(help="Seconds to wait for --group to drain.")] = 600.0,
     output: OutputOption = Output.table,
 ) -> None:
-    """Read every output record (read_committed) after the run drained and check it. Exit 1 on a violation."""
+    """Read every output record (read_committed) after the run drained and check it. Exit 3 on a violation."""
     from rich.progress import Progress, SpinnerColumn, TextColumn
     from rich.table import Table
 
@@ -51,7 +51,7 @@ def check(
     violations = report.violations(exactly_once)
     if output is Output.json:
         print_json({**report.__dict__, "violations": violations})
-        raise typer.Exit(1 if violations else 0)
+        raise typer.Exit(ExitCode.PROBLEM_FOUND if violations else ExitCode.OK)
     table = Table(title=f"rekey check: {family}")
     table.add_column("measure")
     table.add_column("value", justify="right")
@@ -71,7 +71,7 @@ def check(
             sample = getattr(report, name)[:5]
             if sample:
                 console.print(f"  {name}: {', '.join(sample)}")
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.PROBLEM_FOUND)
     console.print("[bold green]PASSED[/]")
 
 

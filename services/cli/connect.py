@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from services.cli.console import make_console
-from services.cli.errors import user_errors
+from services.cli.errors import ExitCode, user_errors
 from services.devtools.embedded.defaults import CONNECT_DATA_DIR as DEFAULT_DATA_DIR
 from services.devtools.embedded.defaults import CONNECT_PORT as DEFAULT_PORT
 from services.devtools.embedded.defaults import KAFKA_BASE_PORT
@@ -44,13 +44,13 @@ def start(
 
 @connect_app.command()
 def status(data_dir: DataDir = DEFAULT_DATA_DIR) -> None:
-    """Print the worker's URL, broker, process id, readiness and connectors (JSON). Exit 1 if it is not ready."""
+    """Print the worker's URL, broker, process id, readiness and connectors (JSON). Exit 3 if it is not ready."""
     from services.devtools.embedded.connect import ConnectWorker
 
     report = ConnectWorker(data_dir).status()
     typer.echo(json.dumps(report, indent=2))
     if not report["ready"]:
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.PROBLEM_FOUND)
 
 
 @connect_app.command()

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from services.cli.errors import user_errors
+from services.cli.errors import ExitCode, user_errors
 
 
 def demo(
@@ -19,14 +19,14 @@ def demo(
     """Start Kafka and the registry, create the catalog's topics, generate badly keyed traffic, run the ACL and
     projection until caught up, verify every record, show before/after; then the CDC path: a CRM table in the
     embedded PostgreSQL, Debezium's connector on an embedded Kafka Connect worker, the ACL, and the proof that
-    every committed row change is one domain event in commit order. Stop everything. Exit 1 on a violation."""
+    every committed row change is one domain event in commit order. Stop everything. Exit 3 on a violation."""
     from services.devtools.demo.run import run_demo
 
     if cdc_only and not cdc:
         raise typer.BadParameter("--cdc-only and --no-cdc leave nothing to run")
     with user_errors():
         if not run_demo(events, cdc=cdc, main=not cdc_only):
-            raise typer.Exit(1)
+            raise typer.Exit(ExitCode.PROBLEM_FOUND)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,15 +1,25 @@
-"""Turn the project's user-facing errors into a one-line message and a non-zero exit, not a traceback."""
+"""The exit codes of every `rekey` command, and the project's user-facing errors turned into a one-line message
+and one of them, not a traceback."""
 
 from __future__ import annotations
 
 import contextlib
+import enum
 from collections.abc import Iterator
 
 import typer
 
 from services.cli.console import make_console
 
-UNREACHABLE_EXIT = 3
+
+class ExitCode(enum.IntEnum):
+    """What a `rekey` command's exit status means, the same for every command (README, "Exit codes")."""
+
+    OK = 0  # done; a check found nothing
+    FAILED = 1  # what was asked could not be done: Kafka or the registry out of reach or refusing, a run failed
+    USAGE = 2  # a bad argument, option, setting, catalog or file (click's own usage errors exit 2 as well)
+    PROBLEM_FOUND = 3  # a check, verification or status ran to its end and found a problem
+
 
 # The exception types are imported when an error is being handled, not when the CLI starts: pydantic and the
 # clients they come with would add a third of a second to every command.
@@ -22,7 +32,7 @@ def _fail(error: Exception, exit_code: int, message: str | None = None) -> typer
 
 @contextlib.contextmanager
 def infrastructure_errors() -> Iterator[None]:
-    """Kafka or the registry out of reach: one line and exit 3, whatever the command."""
+    """Kafka or the registry out of reach: one line and exit 1 (FAILED), whatever the command."""
     try:
         yield
     except Exception as error:
@@ -30,13 +40,13 @@ def infrastructure_errors() -> Iterator[None]:
         from services.registry.errors import RegistryUnavailable
 
         if isinstance(error, KafkaUnreachable | RegistryUnavailable):
-            raise _fail(error, UNREACHABLE_EXIT) from error
+            raise _fail(error, ExitCode.FAILED) from error
         raise
 
 
 @contextlib.contextmanager
 def settings_errors() -> Iterator[None]:
-    """An environment variable that does not validate, or a needed one unset: one line naming it, exit 2."""
+    """An environment variable that does not validate, or a needed one unset: one line naming it, exit 2 (USAGE)."""
     try:
         yield
     except ValueError as error:
@@ -45,9 +55,9 @@ def settings_errors() -> Iterator[None]:
         from services.settings import MissingSetting, describe_invalid_settings
 
         if isinstance(error, ValidationError):
-            raise _fail(error, 2, describe_invalid_settings(error)) from error
+            raise _fail(error, ExitCode.USAGE, describe_invalid_settings(error)) from error
         if isinstance(error, MissingSetting):
-            raise _fail(error, 2) from error
+            raise _fail(error, ExitCode.USAGE) from error
         raise
     except Exception as error:
         from confluent_kafka import KafkaError, KafkaException
@@ -56,14 +66,14 @@ def settings_errors() -> Iterator[None]:
                 and error.args[0].str().startswith("Failed to create"):
             # librdkafka refused a client property (a CA file that is not a certificate, an unknown property
             # in the properties file): its message names the property.
-            raise _fail(error, 2, f"Kafka client settings refused: {error.args[0].str()} (see the REKEY_KAFKA_* "
-                                  "settings and REKEY_KAFKA_PROPERTIES_FILE)") from error
+            raise _fail(error, ExitCode.USAGE, f"Kafka client settings refused: {error.args[0].str()} (see the "
+                                               "REKEY_KAFKA_* settings and REKEY_KAFKA_PROPERTIES_FILE)") from error
         raise
 
 
 @contextlib.contextmanager
-def user_errors(exit_code: int = 2) -> Iterator[None]:
-    """A bad argument, setting or file: one line and `exit_code`; an unreachable service: one line and exit 3."""
+def user_errors(exit_code: int = ExitCode.USAGE) -> Iterator[None]:
+    """A bad argument, setting or file: one line and `exit_code`; an unreachable service: one line and exit 1."""
     with infrastructure_errors():
         try:
             with settings_errors():  # inside: pydantic's ValidationError is a ValueError

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from services.cli.console import make_console
-from services.cli.errors import user_errors
+from services.cli.errors import ExitCode, user_errors
 from services.devtools.embedded.defaults import POSTGRES_DATA_DIR as DEFAULT_DATA_DIR
 from services.devtools.embedded.defaults import POSTGRES_OS_USER as DEFAULT_OS_USER
 from services.devtools.embedded.defaults import POSTGRES_PORT as DEFAULT_PORT
@@ -40,14 +40,14 @@ def start(
 
 @postgres_app.command()
 def status(data_dir: DataDir = DEFAULT_DATA_DIR) -> None:
-    """Print the server's port, process id, DSN and whether it accepts connections (JSON). Exit 1 if not."""
+    """Print the server's port, process id, DSN and whether it accepts connections (JSON). Exit 3 if not."""
     from services.devtools.embedded.postgres import PostgresServer
 
     with user_errors():
         report = PostgresServer(data_dir).status()
     typer.echo(json.dumps(report, indent=2))
     if not report["accepting"]:
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.PROBLEM_FOUND)
 
 
 @postgres_app.command()

@@ -10,7 +10,7 @@ import typer
 
 from services.cli.catalog_options import BootstrapOption, kafka_settings
 from services.cli.console import Output, OutputOption, make_console, print_json
-from services.cli.errors import user_errors
+from services.cli.errors import ExitCode, user_errors
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -67,7 +67,7 @@ def reconcile(
     emit: Annotated[bool, typer.Option(help="Publish ReconciliationRequired records per mismatch.")] = True,
 ) -> None:
     """Audit per org and event-time window (counts + SHA-1 over sorted key fields): source topic vs domain
-    topic, domain topic vs sink (history + corrections), sink history vs sink table. Exit 1 when a mismatch is
+    topic, domain topic vs sink (history + corrections), sink history vs sink table. Exit 3 when a mismatch is
     left unrepaired."""
     from services.reconciliation.settings import ReconcileOptions, ReconcilerSettings
     from services.reconciliation.topics import TopicReadError
@@ -97,7 +97,7 @@ def reconcile(
             raise ValueError(str(error)) from error
     if output is Output.json:
         print_json({**dataclasses.asdict(report), "clean": report.clean})
-        raise typer.Exit(0 if report.clean else 1)
+        raise typer.Exit(ExitCode.OK if report.clean else ExitCode.PROBLEM_FOUND)
     if report.found:
         _console.print(_render(report))
     if report.undecodable:
@@ -109,7 +109,7 @@ def reconcile(
         return
     _console.print(f"[bold red]{len(report.remaining)} (org, window) still mismatching[/]"
                    + ("" if settings.reconcile.repair else "; run with --repair to rewind them from the domain topic"))
-    raise typer.Exit(1)
+    raise typer.Exit(ExitCode.PROBLEM_FOUND)
 
 
 def register(app: typer.Typer) -> None:

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from services.cli.console import make_console
-from services.cli.errors import user_errors
+from services.cli.errors import ExitCode, user_errors
 from services.devtools.embedded.defaults import REGISTRY_DATA_DIR as DEFAULT_DATA_DIR
 from services.devtools.embedded.defaults import REGISTRY_PORT as DEFAULT_PORT
 
@@ -40,13 +40,13 @@ def start(
 
 @registry_app.command()
 def status(data_dir: DataDir = DEFAULT_DATA_DIR) -> None:
-    """Print the registry's URL, process id and readiness (JSON). Exit 1 if it is not answering."""
+    """Print the registry's URL, process id and readiness (JSON). Exit 3 if it is not answering."""
     from services.devtools.embedded.registry import SchemaRegistryServer
 
     report = SchemaRegistryServer(data_dir).status()
     typer.echo(json.dumps(report, indent=2))
     if not report["ready"]:
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.PROBLEM_FOUND)
 
 
 @registry_app.command()

@@ -37,7 +37,7 @@ def _run_worker(service: Service, stage: str | None) -> None:
 
 
 def _require_kafka() -> None:
-    """Fail with one line and exit code 3 when no broker answers, before any client starts retrying for ever."""
+    """Fail with one line and exit code 1 when no broker answers, before any client starts retrying for ever."""
     from services.kafka.connectivity import require_kafka
     from services.settings import KafkaSettings
 

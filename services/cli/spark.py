@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from services.cli.console import make_console
-from services.cli.errors import user_errors
+from services.cli.errors import ExitCode, user_errors
 from services.devtools.embedded.defaults import SPARK_DATA_DIR as DEFAULT_DATA_DIR
 from services.devtools.embedded.defaults import SPARK_PORT as DEFAULT_PORT
 from services.devtools.embedded.defaults import SPARK_UI_PORT as DEFAULT_UI_PORT
@@ -43,13 +43,13 @@ def start(
 
 @spark_app.command()
 def status(data_dir: DataDir = DEFAULT_DATA_DIR) -> None:
-    """Print the master, its workers and running applications (JSON). Exit 1 if the cluster is not ready."""
+    """Print the master, its workers and running applications (JSON). Exit 3 if the cluster is not ready."""
     from services.devtools.embedded.spark import SparkCluster
 
     report = SparkCluster(data_dir).status()
     typer.echo(json.dumps(report, indent=2))
     if not report["ready"]:
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.PROBLEM_FOUND)
 
 
 @spark_app.command()

@@ -1,9 +1,9 @@
 """`rekey topics apply|docs`: provision the catalog's topics on a cluster, and render their documentation.
 
-Exit codes of `apply`: 0 every topic exists and matches the catalog; 1 the cluster refused an operation;
-2 invalid catalog or arguments; 3 drift reported (configs, replication factor, or more partitions than the
-catalog), nothing changed for it; 4 a keyed topic needs more partitions and --allow-remap was not given;
-5 no broker answered within --wait-for-brokers.
+Exit codes of `apply`, as every command's: 0 every topic exists and matches the catalog; 1 no broker answered
+within --wait-for-brokers, or the cluster refused an operation; 2 invalid catalog or arguments; 3 drift reported
+(configs, replication factor, or more partitions than the catalog) or a keyed topic that needs more partitions
+without --allow-remap, nothing changed for it.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import typer
 
 from services.cli.catalog_options import BootstrapOption, CatalogOption, kafka_settings, open_catalog
 from services.cli.console import Output, OutputOption, make_console, print_json
-from services.cli.errors import user_errors
+from services.cli.errors import ExitCode, user_errors
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -95,35 +95,33 @@ def apply(
     """Create missing topics, report drift, and guard partition-count changes of keyed topics.
 
     \b
-    Exit codes: 0 in sync; 1 Kafka refused an operation; 2 invalid catalog/arguments; 3 drift reported;
-    4 keyed partition change refused (needs --allow-remap); 5 no broker answered in --wait-for-brokers.
+    Exit codes: 0 in sync; 1 no broker answered in --wait-for-brokers, or Kafka refused an operation; 2 invalid
+    catalog/arguments; 3 drift reported, or a keyed partition change refused (needs --allow-remap).
     """
     from confluent_kafka import KafkaException
 
     from services.kafka.topics import BrokersUnavailable, TopicAdminError
-    from services.topics.apply import ApplyExit, apply_catalog
+    from services.topics.apply import apply_catalog
 
     console = make_console()
-    with user_errors(ApplyExit.INVALID):
+    with user_errors():
         catalog = open_catalog(catalog_path)
         settings = kafka_settings(bootstrap_servers)
     try:
-        with user_errors(ApplyExit.INVALID):
+        with user_errors():
             report = apply_catalog(
                 catalog, settings.librdkafka(), allow_remap=allow_remap, replication_factor=replication_factor,
                 min_insync_replicas=min_insync_replicas, wait_for_brokers_seconds=wait_for_brokers,
                 sample_size=sample_size,
             )
-    except BrokersUnavailable as error:
+    except (BrokersUnavailable, TopicAdminError, KafkaException) as error:
         make_console(stderr=True).print(f"[bold red]error:[/] {error}", highlight=False)
-        raise typer.Exit(ApplyExit.NO_BROKERS) from error
-    except (TopicAdminError, KafkaException) as error:
-        make_console(stderr=True).print(f"[bold red]error:[/] {error}", highlight=False)
-        raise typer.Exit(ApplyExit.KAFKA_ERROR) from error
+        raise typer.Exit(ExitCode.FAILED) from error
+    exit_code = ExitCode.OK if report.in_sync else ExitCode.PROBLEM_FOUND
     if output is Output.json:
         print_json({"catalog_version": catalog.version, "bootstrap_servers": settings.bootstrap_servers,
-                    **dataclasses.asdict(report), "exit_code": int(report.exit_code)})
-        raise typer.Exit(report.exit_code)
+                    **dataclasses.asdict(report), "exit_code": int(exit_code)})
+        raise typer.Exit(exit_code)
     console.print(_status_table(report))
     if report.remapped or report.refused:
         console.print(_remap_table(report))
@@ -138,8 +136,8 @@ def apply(
     console.print(f"catalog version {catalog.version} applied to {settings.bootstrap_servers}: "
                   f"{len(report.created)} created, {len(report.unchanged)} unchanged, "
                   f"{len(report.remapped)} grown, {len(report.refused)} refused, "
-                  f"{len({d.topic for d in report.drift})} drifted; exit {int(report.exit_code)}", highlight=False)
-    raise typer.Exit(report.exit_code)
+                  f"{len({d.topic for d in report.drift})} drifted; exit {int(exit_code)}", highlight=False)
+    raise typer.Exit(exit_code)
 
 
 @topics_app.command()

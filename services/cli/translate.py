@@ -3,7 +3,7 @@
 Every record of a file or a live topic goes through the very translation and routing the services use
 (`shared.pipeline.RecordPipeline`), and comes out as one JSON line: an `event` with its ids, time and the topic,
 key and partition of each family it feeds; a `skip` or a `poison` pill with its reason and field. The last line
-counts the outcomes per reason. Exit 1 when any record is a poison pill.
+counts the outcomes per reason. Exit 3 when any record is a poison pill.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from services.cli.catalog_options import BootstrapOption, CatalogOption, kafka_settings, open_catalog
-from services.cli.errors import user_errors
+from services.cli.errors import ExitCode, user_errors
 from shared.source_formats import SourceFormat
 
 if TYPE_CHECKING:
@@ -79,7 +79,9 @@ def _line(record: SourceRecord, processed: Processed) -> dict[str, Any]:
 
 def translate(
     source_format: Annotated[SourceFormat | None, typer.Option(
-        "--format", help="The source's format (its events are routed in the catalog's default family).")] = None,
+        "--source-format", "--format",
+        help="The source's format, as `generate` and `backfill` name it (`--format` is its alias): its events are "
+             "routed in the catalog's default family.")] = None,
     source: Annotated[str | None, typer.Option(
         "--source", help="A source of the catalog: its format and the families it feeds.")] = None,
     file: Annotated[Path | None, typer.Option(
@@ -92,10 +94,10 @@ def translate(
     bootstrap_servers: BootstrapOption = None,
 ) -> None:
     """Translate and route records without writing anything: one JSON line per record (event, skip or poison
-    with reason and field), then the counts. Exit 1 when any record is a poison pill."""
+    with reason and field), then the counts. Exit 3 when any record is a poison pill."""
     with user_errors():
         if (source_format is None) == (source is None):
-            raise ValueError("give exactly one of --format FORMAT or --source NAME")
+            raise ValueError("give exactly one of --source-format FORMAT or --source NAME")
         if (file is None) == (topic is None):
             raise ValueError("give exactly one of --file F.jsonl or --topic T")
         if file is not None and not file.is_file():
@@ -137,7 +139,7 @@ def translate(
             summary[outcome][reason] = count
     typer.echo(json.dumps({"counts": summary}, sort_keys=True))
     if poisoned:
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.PROBLEM_FOUND)
 
 
 def register(app: typer.Typer) -> None:

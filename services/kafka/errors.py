@@ -1,4 +1,4 @@
-"""Errors about reaching Kafka, importable without loading the client library (the CLI maps them to exit 3)."""
+"""Errors about reaching Kafka, importable without loading the client library (the CLI maps them to exit 1)."""
 
 from __future__ import annotations
 

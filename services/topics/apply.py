@@ -9,7 +9,6 @@ would move.
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -27,17 +26,6 @@ from shared.catalog import Catalog, Drift, TopicSpec, topic_drift
 from shared.catalog.drift import PARTITIONS
 from shared.keys import synthetic_keys
 from shared.partitioning import moved_keys
-
-
-class ApplyExit(enum.IntEnum):
-    """Exit codes of `rekey topics apply`."""
-
-    OK = 0  # every catalog topic exists and matches the catalog
-    KAFKA_ERROR = 1  # the cluster refused an operation (the message names the topic)
-    INVALID = 2  # the catalog or the arguments are invalid
-    DRIFT = 3  # configs, replication factor or a too-high partition count differ; nothing was changed
-    REMAP_REFUSED = 4  # a keyed topic needs more partitions: re-run with --allow-remap, or publish a new version
-    NO_BROKERS = 5  # no broker answered within --wait-for-brokers
 
 
 @dataclass(frozen=True)
@@ -66,12 +54,9 @@ class ApplyReport:
     external: list[str] = field(default_factory=list)
 
     @property
-    def exit_code(self) -> ApplyExit:
-        if self.refused:
-            return ApplyExit.REMAP_REFUSED
-        if self.drift:
-            return ApplyExit.DRIFT
-        return ApplyExit.OK
+    def in_sync(self) -> bool:
+        """Every catalog topic matches the catalog: no drift left as it is, no keyed remap refused."""
+        return not (self.refused or self.drift)
 
 
 def remap_impact(config: dict[str, Any], spec: TopicSpec, current: int, sample_size: int) -> RemapImpact:

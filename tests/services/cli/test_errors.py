@@ -1,4 +1,4 @@
-"""Errors outside the code's own bugs end a command with one line and their exit code: 3 when a service is out
+"""Errors outside the code's own bugs end a command with one line and their exit code: 1 when a service is out
 of reach, 2 for a bad argument or setting."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def _command(action):  # type: ignore[no-untyped-def]
     return app
 
 
-def test_an_unreachable_registry_is_one_line_and_exit_3() -> None:
+def test_an_unreachable_registry_is_one_line_and_exit_1() -> None:
     url = f"http://127.0.0.1:{free_port(21000)}/apis/ccompat/v7"
 
     def fetch() -> None:
@@ -32,7 +32,7 @@ def test_an_unreachable_registry_is_one_line_and_exit_3() -> None:
             registry.schema_by_id(1)
 
     result = CliRunner().invoke(_command(fetch), [])
-    assert result.exit_code == 3
+    assert result.exit_code == 1
     [line] = result.output.splitlines()
     assert line.startswith("error: ") and url.split("/apis")[0] in line, line
     assert "Traceback" not in result.output

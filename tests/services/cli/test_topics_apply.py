@@ -11,10 +11,10 @@ from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 from typer.testing import CliRunner
 
+from services.cli.errors import ExitCode
 from services.cli.main import app
 from services.kafka.producers import make_producer
 from services.settings import KafkaSettings
-from services.topics.apply import ApplyExit
 from shared.partitioning import moved_keys
 from tests.support.waiting import wait_until
 
@@ -122,7 +122,7 @@ def _created(admin: AdminClient, apply: Apply) -> None:
 
 def test_creates_every_topic_then_reruns_idempotently(apply: Apply, kafka_admin: AdminClient) -> None:
     code, output = apply()
-    assert code == ApplyExit.OK, output
+    assert code == ExitCode.OK, output
     assert "6 created, 0 unchanged" in output
     _created(kafka_admin, apply)
     assert f"upstream.{apply.uid} external" in output
@@ -134,12 +134,12 @@ def test_creates_every_topic_then_reruns_idempotently(apply: Apply, kafka_admin:
     assert f"upstream.{apply.uid}" not in kafka_admin.list_topics(timeout=10).topics
 
     code, output = apply()
-    assert code == ApplyExit.OK, output
+    assert code == ExitCode.OK, output
     assert "0 created, 6 unchanged" in output
 
 
 def test_config_drift_is_reported_not_changed(apply: Apply, kafka_admin: AdminClient) -> None:
-    assert apply()[0] == ApplyExit.OK
+    assert apply()[0] == ExitCode.OK
     _created(kafka_admin, apply)
     resource = ConfigResource(ResourceType.TOPIC, apply.events, incremental_configs=[
         ConfigEntry("retention.ms", "1000", incremental_operation=AlterConfigOpType.SET)
@@ -147,7 +147,7 @@ def test_config_drift_is_reported_not_changed(apply: Apply, kafka_admin: AdminCl
     kafka_admin.incremental_alter_configs([resource])[resource].result(10)
     wait_until(lambda: _config(kafka_admin, apply.events, "retention.ms") == "1000", 10, "retention altered")
     code, output = apply()
-    assert code == ApplyExit.DRIFT, output
+    assert code == ExitCode.PROBLEM_FOUND, output
     assert f"{apply.events} retention.ms 3600000 1000" in output
     assert _config(kafka_admin, apply.events, "retention.ms") == "1000"
 
@@ -155,7 +155,7 @@ def test_config_drift_is_reported_not_changed(apply: Apply, kafka_admin: AdminCl
 def test_keyed_partition_increase_is_refused_with_moved_keys_then_allowed(
     apply: Apply, kafka_admin: AdminClient
 ) -> None:
-    assert apply()[0] == ApplyExit.OK
+    assert apply()[0] == ExitCode.OK
     keys = [f"org-{i % 5}:interaction-{i}".encode() for i in range(200)]
     producer = make_producer(KafkaSettings(bootstrap_servers=apply.bootstrap))
     for key in keys:
@@ -165,60 +165,60 @@ def test_keyed_partition_increase_is_refused_with_moved_keys_then_allowed(
 
     apply.write(events_partitions=5)
     code, output = apply()
-    assert code == ApplyExit.REMAP_REFUSED, output
+    assert code == ExitCode.PROBLEM_FOUND, output
     assert (f"refused: {apply.events} 3 -> 5 partitions would move {moved} of 200 sampled keys "
             f"({100 * moved / 200:.1f}%, topic sample)") in output
     assert _partitions(kafka_admin, apply.events) == 3
 
     code, output = apply("--allow-remap")
-    assert code == ApplyExit.OK, output
+    assert code == ExitCode.OK, output
     assert f"{apply.events} 3 -> 5 {moved} of 200" in output and "increased" in output
     wait_until(lambda: _partitions(kafka_admin, apply.events) == 5, 10, "topic grown to 5 partitions")
-    assert apply()[0] == ApplyExit.OK
+    assert apply()[0] == ExitCode.OK
 
 
 def test_empty_keyed_topic_estimates_with_synthetic_keys(apply: Apply) -> None:
-    assert apply()[0] == ApplyExit.OK
+    assert apply()[0] == ExitCode.OK
     apply.write(events_partitions=4)
     code, output = apply("--sample-size", "1000")
-    assert code == ApplyExit.REMAP_REFUSED, output
+    assert code == ExitCode.PROBLEM_FOUND, output
     assert f"refused: {apply.events} 3 -> 4 partitions would move" in output
     assert "of 1000 sampled keys" in output and "synthetic sample" in output
 
 
 def test_unkeyed_topic_grows_without_remap_flag(apply: Apply, kafka_admin: AdminClient) -> None:
-    assert apply()[0] == ApplyExit.OK
+    assert apply()[0] == ExitCode.OK
     apply.path.write_text(apply.path.read_text().replace(
         f"name: recon_{apply.uid}_v1\n    role: reconciliation\n    partitions: 1",
         f"name: recon_{apply.uid}_v1\n    role: reconciliation\n    partitions: 2",
     ))
     code, output = apply()
-    assert code == ApplyExit.OK, output
+    assert code == ExitCode.OK, output
     wait_until(lambda: _partitions(kafka_admin, f"recon_{apply.uid}_v1") == 2, 10, "unkeyed topic grown")
 
 
 def test_fewer_partitions_than_the_topic_is_drift(apply: Apply) -> None:
-    assert apply()[0] == ApplyExit.OK
+    assert apply()[0] == ExitCode.OK
     apply.write(events_partitions=2)
     code, output = apply("--allow-remap")
-    assert code == ApplyExit.DRIFT, output
+    assert code == ExitCode.PROBLEM_FOUND, output
     assert "Kafka cannot remove partitions" in output
 
 
 def test_replication_override_beyond_the_cluster_is_a_kafka_error(apply: Apply) -> None:
     code, output = apply("--replication-factor", "3")
-    assert code == ApplyExit.KAFKA_ERROR, output
+    assert code == ExitCode.FAILED, output
     assert "creating topic" in output
 
 
 def test_min_isr_above_replication_is_invalid(apply: Apply) -> None:
     code, output = apply("--min-insync-replicas", "2")
-    assert code == ApplyExit.INVALID
+    assert code == ExitCode.USAGE
     assert "min.insync.replicas 2 exceeds replication factor 1" in output
 
 
 def test_unreachable_brokers(tmp_path: Path) -> None:
     apply = Apply(tmp_path, "127.0.0.1:1")
     code, output = apply("--wait-for-brokers", "1")
-    assert code == ApplyExit.NO_BROKERS, output
+    assert code == ExitCode.FAILED, output
     assert "no Kafka broker answered at 127.0.0.1:1" in output

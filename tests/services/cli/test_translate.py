@@ -30,8 +30,8 @@ def test_a_file_of_events_skips_and_poison_pills(tmp_path: Path) -> None:
     lines = tmp_path / "sample.jsonl"
     lines.write_text("\n".join([json.dumps(EVENT), json.dumps({**EVENT, "interactionId": None}), "null",
                                 "not json"]) + "\n")
-    code, output = _run("--format", "ccaas-json", "--file", str(lines))
-    assert code == 1  # a poison pill among them
+    code, output = _run("--source-format", "ccaas-json", "--file", str(lines))
+    assert code == 3  # a poison pill among them
     event, missing, tombstone, garbage, counts = output
     assert (event["outcome"], event["org_id"], event["interaction_id"], event["event_id"], event["event_type"],
             event["event_time_ms"]) == ("event", "org-1", "call-1", "e-1", "start", 1698417000250)
@@ -62,7 +62,7 @@ def test_a_vendor_preset_on_its_published_examples(tmp_path: Path) -> None:
     lines = tmp_path / "eventbridge.jsonl"
     lines.write_text("".join(json.dumps(json.loads((examples / f"{name}.json").read_text())) + "\n"
                              for name in ("customer-start", "customer-end", "audit-user-presence")))
-    code, output = _run("--format", "genesys-eventbridge", "--file", str(lines))
+    code, output = _run("--format", "genesys-eventbridge", "--file", str(lines))  # the alias of --source-format
     assert code == 0, output
     start, end, audit, counts = output
     assert (start["org_id"], start["interaction_id"], start["event_type"]) == (
@@ -74,7 +74,7 @@ def test_a_vendor_preset_on_its_published_examples(tmp_path: Path) -> None:
 
 
 def test_arguments_are_checked() -> None:
-    result = CliRunner().invoke(app, ["translate", "--catalog", CATALOG, "--format", "ccaas-json"])
+    result = CliRunner().invoke(app, ["translate", "--catalog", CATALOG, "--source-format", "ccaas-json"])
     assert result.exit_code == 2
     assert result.output.splitlines() == ["error: give exactly one of --file F.jsonl or --topic T"]
 
@@ -86,7 +86,7 @@ def test_a_live_topic(kafka_bootstrap: str, topic_factory) -> None:  # type: ign
     for i in range(5):
         producer.produce(topic, value=json.dumps({**EVENT, "eventId": f"e-{i}"}).encode(), partition=i % 2)
     assert producer.flush(30) == 0
-    code, output = _run("--format", "ccaas-json", "--topic", topic, "--limit", "3", "-b", kafka_bootstrap)
+    code, output = _run("--source-format", "ccaas-json", "--topic", topic, "--limit", "3", "-b", kafka_bootstrap)
     assert code == 0, output
     assert [line["outcome"] for line in output[:-1]] == ["event"] * 3
     assert output[-1] == {"counts": {"event": 3, "skip": {}, "poison": {}}}
@@ -94,7 +94,7 @@ def test_a_live_topic(kafka_bootstrap: str, topic_factory) -> None:  # type: ign
 
 @pytest.mark.broker
 def test_a_missing_topic_is_one_line_naming_it(kafka_bootstrap: str) -> None:
-    result = CliRunner().invoke(app, ["translate", "--catalog", CATALOG, "--format", "ccaas-json",
+    result = CliRunner().invoke(app, ["translate", "--catalog", CATALOG, "--source-format", "ccaas-json",
                                       "--topic", "no-such-topic-here", "-b", kafka_bootstrap])
     assert result.exit_code == 2
     assert result.output.splitlines() == [
@@ -126,7 +126,7 @@ def test_a_live_topic_of_debezium_avro_reads_writer_schemas_from_the_registry(
         producer.produce(topic, value=value, key=key)
     assert producer.flush(30) == 0
     monkeypatch.setenv("REKEY_REGISTRY_URL", schema_registry_url)
-    code, output = _run("--format", "debezium", "--topic", topic, "--limit", "2", "-b", kafka_bootstrap)
+    code, output = _run("--source-format", "debezium", "--topic", topic, "--limit", "2", "-b", kafka_bootstrap)
     assert code == 0, output
     created, deleted, counts = output
     assert (created["event_type"], created["org_id"], created["interaction_id"], created["event_time_ms"]) == (
@@ -135,9 +135,9 @@ def test_a_live_topic_of_debezium_avro_reads_writer_schemas_from_the_registry(
     assert counts == {"counts": {"event": 2, "skip": {}, "poison": {}}}
 
     monkeypatch.setenv("REKEY_REGISTRY_URL", "http://127.0.0.1:9/apis/ccompat/v7")  # nothing listens there
-    result = CliRunner().invoke(app, ["translate", "--catalog", CATALOG, "--format", "debezium", "--topic", topic,
-                                      "--limit", "1", "-b", kafka_bootstrap])
-    assert result.exit_code == 3
+    result = CliRunner().invoke(app, ["translate", "--catalog", CATALOG, "--source-format", "debezium",
+                                      "--topic", topic, "--limit", "1", "-b", kafka_bootstrap])
+    assert result.exit_code == 1
     [line] = result.output.splitlines()
     assert line.startswith("error: schema registry at http://127.0.0.1:9/apis/ccompat/v7 is unreachable while "
                            "looking up schema id")

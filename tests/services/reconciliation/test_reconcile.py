@@ -109,7 +109,7 @@ def test_corrupted_sink_is_detected_published_and_repaired(
                      "WHERE org_id = 'org-2' AND interaction_id = 'call-2-0'")
 
     found = runner.invoke(app, args, env=env)
-    assert found.exit_code == 1, found.output
+    assert found.exit_code == 3, found.output
     assert "MISMATCH" in found.output and "--repair" in found.output
     requests = _reconciliation_requests(kafka_bootstrap, schema_registry_url, reconciliation_topic, catalog_path)
     assert {(r["check"], r["org_id"]) for r in requests} >= {
@@ -141,7 +141,7 @@ def test_corrupted_sink_is_detected_published_and_repaired(
     # A source event the domain topic never got: found, and not something a sink rewind can repair.
     _produce_source(kafka_bootstrap, source, [_genesys(0, 9, 1)])
     unrepairable = runner.invoke(app, [*args, "--repair", "--no-emit"], env=env)
-    assert unrepairable.exit_code == 1, unrepairable.output
+    assert unrepairable.exit_code == 3, unrepairable.output
     assert "source_vs_domain" in unrepairable.output and "still mismatching" in unrepairable.output
 
 

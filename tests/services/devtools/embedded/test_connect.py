@@ -154,7 +154,7 @@ def test_start_refuses_another_port_for_a_running_worker(connect_worker: Connect
 
 def test_status_of_a_worker_never_started_is_not_ready(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["connect", "status", "--data-dir", str(tmp_path)])
-    assert result.exit_code == 1
+    assert result.exit_code == 3
     assert json.loads(result.output)["running"] is False
 
 

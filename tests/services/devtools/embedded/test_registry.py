@@ -44,7 +44,7 @@ def test_start_status_stop_and_restart_keeps_schemas(tmp_path: Path) -> None:
 
         assert runner.invoke(app, ["registry", "stop", *args]).exit_code == 0
         assert port_free(port)
-        assert runner.invoke(app, ["registry", "status", *args]).exit_code == 1
+        assert runner.invoke(app, ["registry", "status", *args]).exit_code == 3
 
         assert runner.invoke(app, ["registry", "start", *args]).exit_code == 0  # on the port it last used
         with SchemaRegistryClient(RegistrySettings(url=report["url"])) as client:

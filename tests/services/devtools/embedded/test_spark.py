@@ -55,7 +55,7 @@ def test_start_then_stop_ends_every_process_and_frees_the_ports(tmp_path: Path) 
     assert not any(alive(pid) for pid in pids.values())
     assert port_free(port) and port_free(ui_port)
     status = runner.invoke(app, ["spark", "status", *args])
-    assert status.exit_code == 1 and json.loads(status.output)["running"] is False
+    assert status.exit_code == 3 and json.loads(status.output)["running"] is False
 
 
 def test_the_archive_holds_the_packages_and_is_named_by_their_content(tmp_path: Path) -> None:
