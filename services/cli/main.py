@@ -64,6 +64,10 @@ def _root(
                                               "librdkafka, on stderr.")] = 0,
 ) -> None:
     """Re-key badly keyed Kafka topics into versioned domain topics with Java-parity partitions."""
+    import logging
+
+    # httpx logs every request at info: a worker's registry look-ups would bury its own lines.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     if config is not None:  # the settings read it from the environment, as the services' own processes do
         import os
 
@@ -77,8 +81,6 @@ def _root(
     # Undone when the command ends, for a caller that runs commands in-process (the tests).
     ctx.call_on_close(lambda: route_client_logs(False))
     if verbose:
-        import logging
-
         from services.observability.librdkafka import hide_librdkafka_logs, show_librdkafka_logs
 
         handler = show_librdkafka_logs(logging.WARNING if verbose == 1 else logging.DEBUG)
