@@ -26,7 +26,8 @@ from services.generation.writer import generate_to_topic
 from services.settings import KafkaSettings, RegistrySettings
 
 DEMO_DIR = REPO_ROOT / "var" / "demo"
-CATALOG = REPO_ROOT / "catalog" / "topics.yaml"
+PACKAGED_CATALOG = Path(__file__).with_name("topics.yaml")  # an installed wheel's copy of catalog/topics.yaml
+CATALOG = PACKAGED_CATALOG if PACKAGED_CATALOG.is_file() else REPO_ROOT / "catalog" / "topics.yaml"
 
 
 def _wait_for(console: Console, service: ServiceProcess, what: str, target: int, timeout: float) -> None:
