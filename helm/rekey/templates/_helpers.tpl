@@ -34,6 +34,14 @@ Usage: {{ range $workload := (include "rekey.workloads" $ | fromJson).items }}
 {{- end -}}
 
 {{/*
+Services whose workers keep local state (RocksDB stores, the worker id) under /var/lib/rekey: the ones
+services.<name>.persistence can put on a PersistentVolumeClaim.
+*/}}
+{{- define "rekey.statefulServiceNames" -}}
+acl,projection
+{{- end -}}
+
+{{/*
 Services that read the sink database and need REKEY_SINK_DATABASE_URL and REKEY_SINK_TOPIC.
 */}}
 {{- define "rekey.sinkServiceNames" -}}
@@ -369,14 +377,16 @@ Takes the root context.
 {{- end -}}
 
 {{/*
-Volumes matching rekey.volumeMounts.
-Usage: {{ include "rekey.volumes" (dict "root" $ "dataSizeLimit" "4Gi") }}
+Volumes matching rekey.volumeMounts. With "persistent" the data volume is left out: a StatefulSet's volume
+claim template named data provides it.
+Usage: {{ include "rekey.volumes" (dict "root" $ "dataSizeLimit" "4Gi" "persistent" "") }}
 */}}
 {{- define "rekey.volumes" -}}
 {{- $root := .root -}}
 - name: tmp
   emptyDir:
     sizeLimit: {{ $root.Values.tmpDirSizeLimit | quote }}
+{{- if not .persistent }}
 - name: data
   emptyDir:
     {{- if .dataSizeLimit }}
@@ -384,6 +394,7 @@ Usage: {{ include "rekey.volumes" (dict "root" $ "dataSizeLimit" "4Gi") }}
     {{- else }}
     {}
     {{- end }}
+{{- end }}
 - name: catalog
   configMap:
     name: {{ include "rekey.catalogConfigMapName" $root }}
@@ -447,6 +458,9 @@ Takes the root context.
 {{- $name := $workload.name -}}
 {{- $svc := $workload.values -}}
 {{- if $svc.enabled -}}
+{{- if and (include "rekey.persistent" $svc) (not (has $workload.service (splitList "," (include "rekey.statefulServiceNames" $root)))) -}}
+{{- fail (printf "services.%s.persistence.enabled is true: the %s keeps no local state between runs, only %s do; run it as a Deployment" $name $name (include "rekey.statefulServiceNames" $root | replace "," " and ")) -}}
+{{- end -}}
 {{- $partitions := int $svc.inputTopicPartitions -}}
 {{- if and $svc.hpa.enabled $svc.keda.enabled -}}
 {{- fail (printf "services.%s: hpa.enabled and keda.enabled are mutually exclusive (KEDA manages its own HPA)" $name) -}}

@@ -27,8 +27,10 @@ _STRING_MAP = {"type": "object", "additionalProperties": {"type": "string"}}
 _DNS_SUBDOMAIN = r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?"
 _DNS_1035_LABEL = r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?"
 _LABEL_VALUE = r"(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?"
-# Kinds whose names become DNS labels (Service names, pod hostnames of Deployments and Jobs).
-_DNS_LABEL_NAMED_KINDS = {"Service", "Deployment", "Job"}
+# Kinds whose names become DNS labels (Service names, pod hostnames of Deployments, StatefulSets and Jobs).
+_DNS_LABEL_NAMED_KINDS = {"Service", "Deployment", "StatefulSet", "Job"}
+# A StatefulSet's pods carry `controller-revision-hash: <name>-<hash>`, a label value: the hash leaves the name 52.
+_STATEFUL_SET_NAME_MAX = 63 - 11
 _INT32 = {"type": "integer", "minimum": 0, "maximum": 2**31 - 1}
 _DURATION = {"type": "string", "pattern": r"^(0|(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$"}
 
@@ -266,11 +268,14 @@ def _semantic_errors(obj: dict[str, Any]) -> list[str]:
     for key, value in obj["metadata"].get("labels", {}).items():
         if not re.fullmatch(_LABEL_VALUE, str(value)):
             errors.append(f"{label}: label {key}={value!r} is not a valid label value")
-    if obj["kind"] == "Deployment":
+    if obj["kind"] in ("Deployment", "StatefulSet"):
         selector = obj["spec"]["selector"]["matchLabels"]
         pod_labels = obj["spec"]["template"]["metadata"]["labels"]
         if not selector.items() <= pod_labels.items():
             errors.append(f"{label}: selector {selector} does not match the pod labels {pod_labels}")
+    if obj["kind"] == "StatefulSet" and len(name) > _STATEFUL_SET_NAME_MAX:
+        errors.append(f"{label}: name longer than {_STATEFUL_SET_NAME_MAX}: its pods' controller-revision-hash "
+                      "label would be invalid")
     for where, spec in pod_specs(obj):
         errors += _pod_spec_errors(where, spec)
     for where, container in containers(obj):

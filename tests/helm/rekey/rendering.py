@@ -112,12 +112,38 @@ def full_name(component: str) -> str:
     return f"{RELEASE}-rekey-{component}"
 
 
+WORKLOAD_KINDS = ("Deployment", "StatefulSet")
+"""The kinds a service renders as: a StatefulSet with `persistence.enabled`."""
+
+
+def workload(manifests: Manifests, component: str) -> dict[str, Any]:
+    """A service's Deployment or StatefulSet (exactly one of them)."""
+    matches = [obj for kind in WORKLOAD_KINDS for obj in manifests.all(kind)
+               if obj["metadata"]["name"] == full_name(component)]
+    assert len(matches) == 1, f"expected one workload named {full_name(component)}, found {len(matches)}"
+    return matches[0]
+
+
+def pod_spec(obj: dict[str, Any]) -> dict[str, Any]:
+    """A workload's pod spec as its controller creates the pods: a StatefulSet adds a volume per claim template
+    (a PersistentVolumeClaim named `<template>-<pod>`)."""
+    spec: dict[str, Any] = obj["spec"]["template"]["spec"]
+    claims = obj["spec"].get("volumeClaimTemplates", [])
+    if not claims:
+        return spec
+    pod = f"{obj['metadata']['name']}-0"
+    volumes = [*spec.get("volumes", []),
+               *({"name": c["metadata"]["name"],
+                  "persistentVolumeClaim": {"claimName": f"{c['metadata']['name']}-{pod}"}} for c in claims)]
+    return {**spec, "volumes": volumes}
+
+
 def pod_specs(obj: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
     """Pod specs carried by a workload object, labelled for messages."""
     kind = obj["kind"]
     name = obj["metadata"]["name"]
-    if kind in ("Deployment", "Job"):
-        yield f"{kind}/{name}", obj["spec"]["template"]["spec"]
+    if kind in ("Deployment", "StatefulSet", "Job"):
+        yield f"{kind}/{name}", pod_spec(obj)
     elif kind == "ConfigMap" and "executor-pod-template.yaml" in obj.get("data", {}):
         pod = yaml.safe_load(obj["data"]["executor-pod-template.yaml"])
         yield f"{kind}/{name}:executor-pod-template", pod["spec"]

@@ -49,6 +49,7 @@ def test_ci_scenarios_cover_the_documented_set() -> None:
         "backfill-values",
         "backfill-spark-operator-values",
         "acl-stages-values",
+        "statefulset-values",
     } <= set(CI_SCENARIOS)
 
 

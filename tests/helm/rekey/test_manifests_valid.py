@@ -30,6 +30,7 @@ def test_scenarios_together_render_every_kind_the_chart_knows() -> None:
     assert kinds >= {
         "ConfigMap",
         "Deployment",
+        "StatefulSet",
         "Service",
         "ServiceAccount",
         "PodDisruptionBudget",

@@ -1,7 +1,8 @@
-"""The chart works as rendered: for every ci scenario, each Job's and Deployment's own command and environment
-runs locally against the embedded stack (the 3-node cluster, since the chart's catalog asks for replication 3 and
-min.insync.replicas 2; the registry; PostgreSQL) and does its job: a Job completes, a Deployment's readiness probe
-answers 200, and on SIGTERM it exits 0 within its grace period.
+"""The chart works as rendered: for every ci scenario, each Job's, Deployment's and StatefulSet's own command and
+environment runs locally against the embedded stack (the 3-node cluster, since the chart's catalog asks for
+replication 3 and min.insync.replicas 2; the registry; PostgreSQL) and does its job: a Job completes, a service's
+readiness probe answers 200, and on SIGTERM it exits 0 within its grace period. A StatefulSet's pod keeps its state
+on its volume claim under its own name as worker id, and is ready again when restarted on it.
 
 What is substituted and why is in `workloads.py`; everything else (arguments, catalog from the ConfigMap,
 processing guarantee, sink table and topic, application ids, log level) is what the chart rendered. A
@@ -53,9 +54,9 @@ def _create_external_sources(manifests: Manifests, bootstrap: str) -> None:
 
 
 class Running:
-    def __init__(self, workload: LocalWorkload, logs: Path) -> None:
+    def __init__(self, workload: LocalWorkload, logs: Path, run: str = "") -> None:
         self.workload = workload
-        self.log = logs / (workload.label.replace("/", "_") + ".log")
+        self.log = logs / (workload.label.replace("/", "_") + run + ".log")
         with self.log.open("wb") as out:
             self.process = subprocess.Popen(workload.argv, env=workload.env, stdout=out, stderr=subprocess.STDOUT,
                                             start_new_session=True, preexec_fn=terminate_with_parent)
@@ -111,8 +112,19 @@ def test_each_rendered_workload_runs(scenario: str, embedded_cluster3: KafkaClus
             run.kill()
         assert code == 0, f"{job.label} exited {code}:\n{run.tail()}"
 
-    services = [Running(deployment, logs) for deployment in workloads("Deployment")]
-    assert services, f"{scenario} renders no Deployment"
+    stateful = workloads("StatefulSet")
+    services = [Running(service, logs) for service in workloads("Deployment") + stateful]
+    assert services, f"{scenario} renders no Deployment or StatefulSet"
+    _serve(services)
+    for service in stateful:
+        data = Path(service.env["REKEY_DATA_DIR"])
+        assert [path.name for path in data.iterdir()], f"{service.label}: no state on its volume claim"
+        assert not list(data.rglob("worker-id")), f"{service.label}: a worker id was generated, not the pod's name"
+    _serve([Running(service, logs, "-restarted") for service in stateful])
+
+
+def _serve(services: list[Running]) -> None:
+    """Wait until every service is ready, then stop each with SIGTERM: each exits 0 within its grace period."""
     try:
         _wait_ready(services, READY_SECONDS)
         for service in services:

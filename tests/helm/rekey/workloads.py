@@ -1,11 +1,12 @@
-"""A rendered Deployment's or Job's container as a local process: its command, arguments and environment as the
-chart rendered them, with only what belongs to the cluster substituted.
+"""A rendered Deployment's, StatefulSet's or Job's container as a local process: its command, arguments and
+environment as the chart rendered them, with only what belongs to the cluster substituted.
 
 Substituted: the Kafka connection (every `REKEY_KAFKA_*`) and the registry (`REKEY_REGISTRY_*`) by the test's
 stack; Secret-backed variables by the test's values (one that is not provided fails the test, so a new Secret
-gets a decision); mounted volumes by local directories (a ConfigMap's files are written there); the Pod's own
-fields (`POD_IP`, `POD_NAME`); a Spark driver's Kubernetes master by a local one; the HTTP port the readiness
-probe targets by a free local port. Kubernetes' `$(VAR)` expansion is applied to arguments, as the kubelet does.
+gets a decision); mounted volumes, a StatefulSet's volume claims among them, by local directories (a ConfigMap's
+files are written there); the Pod's own fields (`POD_IP`, `POD_NAME`; a StatefulSet's pod is its first,
+`<name>-0`); a Spark driver's Kubernetes master by a local one; the HTTP port the readiness probe targets by a free
+local port. Kubernetes' `$(VAR)` expansion is applied to arguments, as the kubelet does.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.helm.rekey.rendering import Manifests, env_of
+from tests.helm.rekey.rendering import Manifests, env_of, pod_spec
 
 _REFERENCE = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
 POD_FIELDS = {"metadata.name": "rekey-test-pod", "metadata.namespace": "rekey", "status.podIP": "127.0.0.1"}
@@ -77,14 +78,21 @@ def _relocate(value: str, mounted: dict[str, Path]) -> str:
     return value
 
 
-def _env_value(name: str, entry: dict[str, Any], stack: Stack) -> str | None:
+def pod_fields(obj: dict[str, Any]) -> dict[str, str]:
+    """The downward API's fields of the (first) pod `obj` creates: a StatefulSet's pods are named `<name>-<ordinal>`."""
+    if obj["kind"] == "StatefulSet":
+        return POD_FIELDS | {"metadata.name": f"{obj['metadata']['name']}-0"}
+    return POD_FIELDS
+
+
+def _env_value(name: str, entry: dict[str, Any], stack: Stack, fields: dict[str, str]) -> str | None:
     if name.startswith(("REKEY_KAFKA_", "REKEY_REGISTRY_")):
         return None  # the connection is the stack's
     if "value" in entry:
         return str(entry["value"])
     source = entry["valueFrom"]
     if "fieldRef" in source:
-        return POD_FIELDS[source["fieldRef"]["fieldPath"]]
+        return fields[source["fieldRef"]["fieldPath"]]
     if "secretKeyRef" in source:
         assert name in stack.secrets, f"{name} reads Secret {source['secretKeyRef']}: the test provides no value"
         return stack.secrets[name]
@@ -93,12 +101,12 @@ def _env_value(name: str, entry: dict[str, Any], stack: Stack) -> str | None:
 
 def local_workload(manifests: Manifests, obj: dict[str, Any], container: dict[str, Any], stack: Stack,
                    root: Path) -> LocalWorkload:
-    pod = obj["spec"]["template"]["spec"]
+    pod = pod_spec(obj)
     label = f"{obj['kind']}/{obj['metadata']['name']}/{container['name']}"
     mounted = _volume_dirs(manifests, pod, container, root / "volumes")
     env = {name: value for name, value in os.environ.items() if not name.startswith("REKEY_")}
     for name, entry in env_of(container).items():
-        value = _env_value(name, entry, stack)
+        value = _env_value(name, entry, stack, pod_fields(obj))
         if value is not None:
             env[name] = _relocate(value, mounted)
     env |= {f"REKEY_KAFKA_{name.upper()}": value for name, value in stack.kafka.items()}
