@@ -32,8 +32,8 @@ class RuntimeSettings(ServiceSettings):
         default=5_000, ge=1, le=1_000_000,
         description="Items per batch: records, an internal record counting each envelope it carries (the worker "
                     "asks consume() for fewer records while they carry many). The worker's memory grows with it (a "
-                    "batch's records, outputs and the state they change): 10,000 was 4% faster than 5,000 with "
-                    "1,000,000 state keys and held 51 MB more at the peak.")
+                    "batch's records, outputs and the state they change); a larger batch is only slightly faster "
+                    "(docs/BENCHMARKS.md).")
     poll_timeout_ms: int = Field(default=100, ge=1, le=5_000, description="Longest wait of one consume() call.")
     transaction_timeout_ms: int = Field(
         default=60_000, ge=1_000, description="Exactly-once: how long a dead worker's open transaction may hold "
@@ -42,6 +42,12 @@ class RuntimeSettings(ServiceSettings):
     session_timeout_ms: int = Field(
         default=10_000, ge=3_000, description="Consumer group session timeout; a worker stalled longer drops its "
                                               "batch rather than write it (another worker may own it by then).")
+    assignment_strategy: Literal["cooperative-sticky", "range"] = Field(
+        default="cooperative-sticky",
+        description="librdkafka's partition.assignment.strategy: cooperative-sticky moves only the partitions that "
+                    "move in a rebalance while the rest keep being processed; range revokes every partition of "
+                    "every worker (eager). A running group changes it by two rolling restarts "
+                    "(docs/RELIABILITY.md).")
     top_orgs: int = Field(default=20, ge=1, description="Orgs exported individually in the per-org metric.")
     service_version: str = "0.1.0"
 
@@ -66,6 +72,7 @@ class RuntimeSettings(ServiceSettings):
             "session.timeout.ms": self.session_timeout_ms,
             "heartbeat.interval.ms": 1_000,
             "max.poll.interval.ms": 300_000,
+            "partition.assignment.strategy": self.assignment_strategy,
             "fetch.wait.max.ms": 50,
             # A subscribed topic missing from the metadata at the first assignment (just created, not yet known
             # to every broker) joins the assignment at the next refresh: keep that seconds, not 5 minutes away.

@@ -4,6 +4,10 @@ Each loop consumes up to `batch_size` records, hands each processor its records 
 every `checkpoint_interval_ms`, on revocation and on SIGTERM (see `Checkpoint`). Keyed outputs are placed by
 librdkafka's `murmur2_random` partitioner (Java parity) or the explicit partition a processor gives; success
 deliveries raise no Python callback, a failed one blocks the next commit.
+
+Assignment is incremental (librdkafka's `cooperative-sticky`, unless `assignment_strategy` says otherwise): a
+rebalance revokes only the partitions that move, with a final checkpoint of everything processed so far, and the
+worker goes on with the rest; a failed final checkpoint rewinds the partitions it keeps once the callback returned.
 """
 
 from __future__ import annotations
@@ -15,9 +19,10 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import structlog
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
@@ -25,8 +30,11 @@ from confluent_kafka.admin import AdminClient
 
 from services.observability.http import HealthServer
 from services.runtime.batching import next_request
-from services.runtime.checkpoint import Checkpoint, CheckpointFailed, ProducerStuck
+from services.runtime.checkpoint import Checkpoint
+from services.runtime.failures import CheckpointFailed, ProducerStuck
 from services.runtime.metrics import CHECKPOINT_SECONDS, CONSUMED, CONSUMER_LAG, PRODUCED
+from services.runtime.output_producer import MakeProducer, OutputProducer
+from services.runtime.phases import Phase
 from services.runtime.processor import Processor, TableSpec
 from services.runtime.settings import RuntimeSettings
 from services.runtime.state import MemoryStore, RocksStore, Store, Table, changelog_ends, rocks_options
@@ -36,13 +44,12 @@ log = structlog.get_logger()
 
 GAUGES_EVERY = 5.0
 PATIENCE = 120.0
-INIT_TIMEOUT = 60.0
 T = TypeVar("T")
 Output = tuple[str, bytes | None, bytes | None, int, list[tuple[str, bytes]] | None]
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 # A batch keeps tens of thousands of young objects alive (records, outputs, pending state): at CPython's default
-# threshold (700) the collector rescans them hundreds of times per batch, measured at over half the sequence
-# stage's time. Our objects are freed by reference counting; the collector only needs to run now and then.
+# threshold the collector rescans them many times per batch (docs/BENCHMARKS.md). Our objects are freed by
+# reference counting; the collector only needs to run now and then.
 GC_THRESHOLDS = (100_000, 20, 100)
 PERSIST_SHARE = 0.5
 """A committed checkpoint's changes are written to the local stores over this share of the checkpoint interval."""
@@ -52,10 +59,19 @@ HELD_BATCHES = 4
 """Outputs held while a checkpoint drains, in batches' worth of records, before the loop waits for it."""
 
 
+@dataclass(frozen=True)
+class KafkaClients:
+    """How the worker makes its clients: confluent-kafka's, or fakes of the same calls in a unit test."""
+
+    consumer: Callable[[dict[str, Any]], Consumer] = Consumer
+    producer: MakeProducer = Producer
+    admin: Callable[[dict[str, Any]], AdminClient] = AdminClient
+
+
 class Worker:
     def __init__(self, settings: RuntimeSettings, group_id: str, service: str, processors: Sequence[Processor],
                  internal_topics: Sequence[InternalTopic] = (), unmetered: frozenset[str] = frozenset(),
-                 role: str = "") -> None:
+                 role: str = "", clients: KafkaClients = KafkaClients()) -> None:
         """`unmetered`: output topics left out of `rekey_produced_total` besides the internal ones (e.g. the DLQ,
         which its own metric counts): that metric counts the service's results. `role`: what this worker runs when
         its group has workers of several kinds (one ACL stage each), part of its transactional.id: workers of two
@@ -76,6 +92,8 @@ class Worker:
         self.staged: list[Output] = []
         self.held: list[Output] = []
         """Outputs of batches processed while a checkpoint drains: produced once it has committed."""
+        self.checkpoint_failures = 0
+        """Checkpoint steps that failed so far (their uncommitted work dropped)."""
         self.hold_limit = HELD_BATCHES * settings.batch_size
         self.request = settings.batch_size
         """Records the next `consume` asks for (`next_request`)."""
@@ -86,26 +104,30 @@ class Worker:
         self.last_loop = time.monotonic()
         self.fetching = self.last_loop
         """When the current batch's fetch began, or its rebalance callbacks ended (a restore is not a stall)."""
-        exactly_once = settings.exactly_once
-        self.consumer = Consumer({**settings.consumer_config(group_id), "error_cb": self._kafka_error})
-        self.reader = Consumer({**settings.consumer_config(f"{group_id}-restore"), "enable.partition.eof": True})
-        self.watermarks = Consumer({**settings.consumer_config(f"{group_id}-restore"),
-                                    "isolation.level": "read_uncommitted"})
-        self.transactional_id = "-".join(filter(None, (group_id, role, self._worker_id()))) if exactly_once else None
-        self.producers_made = 0
-        self.producer = self._new_producer()
-        self.admin = AdminClient(settings.kafka.librdkafka())
-        self.checkpoint = Checkpoint(self.consumer, self.producer, self.watermarks, exactly_once, self.tables,
+        self.cooperative = settings.assignment_strategy == "cooperative-sticky"
+        self.rebalances = 0
+        """Rebalance callbacks served so far: a batch fetched across one may hold records of revoked partitions."""
+        self.rewind_due = False
+        """A final checkpoint of a partial revocation failed: the partitions kept are reread once it returned."""
+        self.consumer = clients.consumer({**settings.consumer_config(group_id), "error_cb": self._kafka_error})
+        self.reader = clients.consumer({**settings.consumer_config(f"{group_id}-restore"),
+                                        "enable.partition.eof": True})
+        self.watermarks = clients.consumer({**settings.consumer_config(f"{group_id}-restore"),
+                                            "isolation.level": "read_uncommitted"})
+        transactional_id = "-".join(filter(None, (group_id, role, self._worker_id()))) \
+            if settings.exactly_once else None
+        self.output = OutputProducer(settings.producer_config(transactional_id), clients.producer)
+        self.admin = clients.admin(settings.kafka.librdkafka())
+        self.checkpoint = Checkpoint(self.consumer, self.output, self.watermarks, self.tables,
                                      delivered=self._send_held,
                                      persist_within=settings.checkpoint_interval_ms / 1000 * PERSIST_SHARE)
+        interval = settings.checkpoint_interval_ms / 1000
+        self.next_checkpoint = self.next_gauges = time.monotonic() + interval
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     def run(self) -> None:
         topics = self._ensure_topics()
-        if self.settings.exactly_once:
-            self.producer.init_transactions(INIT_TIMEOUT)
-        self.consumer.subscribe(sorted(self.by_topic), on_assign=self._assigned, on_revoke=self._revoked,
-                                on_lost=self._lost)
+        self.subscribe()
         health = HealthServer(self.settings.web_port, ready=self.ready, live=self.live).start()
         for signum in STOP_SIGNALS:
             signal.signal(signum, self._stop)
@@ -114,40 +136,59 @@ class Worker:
         gc.collect()
         gc.freeze()  # what start-up built (modules, catalog, schemas) lives as long as the process
         gc.set_threshold(*GC_THRESHOLDS)
-        interval = self.settings.checkpoint_interval_ms / 1000
-        next_checkpoint = next_gauges = time.monotonic() + interval
         try:
             while self.running:
-                self.fetching = time.monotonic()
-                messages = self._consume()
-                fetched, records = time.monotonic(), len(messages)
-                if messages:
-                    self._process(messages)
-                del messages  # else the next batch is fetched while this one is still held: two batches in memory
-                self.last_loop = now = time.monotonic()
-                self._checkpoint_step(self._serve_producer_reports)
-                self.checkpoint.persist_some()
-                if self.checkpoint.draining is not None and (self.checkpoint.drained()
-                                                             or len(self.held) >= self.hold_limit):
-                    self._finish_drain()
-                if self.checkpoint.offsets_committed():
-                    self._finish_commit()
-                if now >= next_checkpoint:
-                    self._checkpoint()
-                    next_checkpoint = time.monotonic() + interval
-                if now >= next_gauges:
-                    self._export_lag()
-                    next_gauges = now + GAUGES_EVERY
-                ended = time.monotonic()
-                if ended - fetched > SLOW_LOOP:
-                    self._log_slow_loop(fetched, now, ended, records)
+                self.step()
             self._checkpoint(final=True)
         finally:
-            self.consumer.close()  # revokes (a last checkpoint) and leaves the group at once
-            self.producer.flush(30)
-            self._close_tables(list(self.tables))
+            self.close()
             health.stop()
         log.info("worker stopped", service=self.service)
+
+    def subscribe(self) -> None:
+        """Start the producer (fencing an earlier incarnation's transactions) and join the group."""
+        self.output.start()
+        self.consumer.subscribe(sorted(self.by_topic), on_assign=self._assigned, on_revoke=self._revoked,
+                                on_lost=self._lost)
+
+    def step(self) -> None:
+        """One loop: a batch consumed (and the rebalance callbacks librdkafka serves meanwhile) and processed, the
+        producer's reports served, the checkpoint under way moved on, and the next one taken when it is time."""
+        self.fetching = time.monotonic()
+        rebalances = self.rebalances
+        messages = self._consume()
+        fetched, records = time.monotonic(), len(messages)
+        if self.rewind_due:
+            self.rewind_due = False
+            messages = []  # read before the rewind: reread from the committed offsets
+            self._rewind()
+        elif messages and rebalances != self.rebalances:
+            messages = [m for m in messages if (m.topic(), m.partition()) in self.assigned]
+        if messages:
+            self._process(messages)
+        del messages  # else the next batch is fetched while this one is still held: two batches in memory
+        self.last_loop = now = time.monotonic()
+        self._checkpoint_step(self._serve_producer_reports)
+        self.checkpoint.persist_some()
+        if self.checkpoint.phase is Phase.DRAINING and (self.checkpoint.drained()
+                                                        or len(self.held) >= self.hold_limit):
+            self._finish_drain()
+        if self.checkpoint.offsets_committed():
+            self._finish_commit()
+        if now >= self.next_checkpoint:
+            self._checkpoint()
+            self.next_checkpoint = time.monotonic() + self.settings.checkpoint_interval_ms / 1000
+        if now >= self.next_gauges:
+            self._export_lag()
+            self.next_gauges = now + GAUGES_EVERY
+        ended = time.monotonic()
+        if ended - fetched > SLOW_LOOP:
+            self._log_slow_loop(fetched, now, ended, records)
+
+    def close(self) -> None:
+        self.consumer.close()  # revokes (a last checkpoint) and leaves the group at once
+        self.output.close()
+        self._close_tables(list(self.tables))
 
     @staticmethod
     def _log_slow_loop(fetched: float, processed: float, ended: float, records: int) -> None:
@@ -226,21 +267,22 @@ class Worker:
     def _send(self, outputs: list[Output]) -> None:
         """Hand outputs to librdkafka; while a checkpoint drains they are held: a record produced now would have
         to be delivered before that checkpoint's offsets could be committed."""
-        if self.checkpoint.draining is not None:
+        if self.checkpoint.phase is Phase.DRAINING:
             self.held += outputs
             return
-        produce, produced = self.producer.produce, Counter[str]()
+        client = self.output.client
+        produce, produced = client.produce, Counter[str]()
         for topic, value, key, partition, headers in outputs:
             while True:
                 try:
                     produce(topic, value, key, partition, headers=headers)
                     break
                 except BufferError:
-                    self.producer.poll(0.05)  # the local queue is full: let librdkafka send
+                    client.poll(0.05)  # the local queue is full: let librdkafka send
                 except KafkaException as error:
                     # The open transaction failed (it takes nothing more until aborted), or the producer did:
                     # the rest of the batch is dropped, and the next checkpoint aborts and rewinds.
-                    self.checkpoint.delivery_failed(f"{topic}: {error.args[0]}")
+                    self.output.output_failed(f"{topic}: {error.args[0]}")
                     return
             produced[topic] += 1
         for topic, count in produced.items():
@@ -256,14 +298,20 @@ class Worker:
     def _checkpoint(self, final: bool = False) -> None:
         """Finish the checkpoint under way, then take the next; a final one (revocation, stop) waits for nothing on
         another thread: it commits the offsets still being committed itself (`fold_commit`)."""
-        if self.checkpoint.draining is not None and not self._finish_drain(final):
+        if self.checkpoint.phase is Phase.DRAINING and not self._finish_drain(final):
             return
-        if self.checkpoint.committing is not None:
+        if self.checkpoint.phase is Phase.COMMITTING:
             if final and not self.checkpoint.offsets_committed():
                 self.checkpoint.fold_commit()
             elif not self._finish_commit(final):
                 return
         self._checkpoint_step(partial(self.checkpoint.commit, final), final)
+
+    def _final_checkpoint(self) -> bool:
+        """The last checkpoint of partitions being given up; False when it failed (their uncommitted work dropped)."""
+        failures = self.checkpoint_failures
+        self._checkpoint(final=True)
+        return self.checkpoint_failures == failures
 
     def _finish_drain(self, final: bool = False) -> bool:
         """Finish the draining checkpoint (waiting for the producer if need be; once the outputs before it are
@@ -278,7 +326,7 @@ class Worker:
     def _serve_producer_reports(self) -> None:
         """The producer's delivery and error reports; a fatal error it raises here (fenced by a newer instance with
         its transactional.id) fails like a checkpoint step: the producer is replaced and the worker rewinds."""
-        self.producer.poll(0)
+        self.output.client.poll(0)
 
     def _send_held(self) -> None:
         held, self.held = self.held, []
@@ -301,6 +349,7 @@ class Worker:
                 raise
             log.error("producer failed for good: replacing it, dropping the uncommitted work",
                       error=str(error.args[0]), final=final)
+        self.checkpoint_failures += 1
         if final:
             self._abandon()
         else:
@@ -330,12 +379,7 @@ class Worker:
             self.checkpoint.abandon(wait_for_commit)
         except (KafkaException, ProducerStuck) as error:
             log.error("producer unusable: replacing it", error=str(error.args[0]))
-            if not isinstance(error, ProducerStuck):  # a stuck producer takes no call; it is left to its thread
-                self.producer.purge()
-            self.producer = self._new_producer()
-            self.checkpoint.use(self.producer)
-            if self.transactional_id is not None:
-                self.producer.init_transactions(INIT_TIMEOUT)
+            self.output.replace()
             self.checkpoint.abandon(wait_for_commit)
             if isinstance(error, ProducerStuck):
                 self._reload_state()
@@ -349,7 +393,7 @@ class Worker:
         self._close_tables(list(self.tables))
         assignment = self.consumer.assignment()
         if assignment:
-            self._assigned(self.consumer, assignment)
+            self._restore(assignment)
 
     def _committed(self, partitions: list[TopicPartition]) -> list[TopicPartition]:
         return self._patiently(lambda: list(self.consumer.committed(partitions, timeout=10)), "committed offsets")
@@ -369,8 +413,17 @@ class Worker:
 
     # -- rebalances --------------------------------------------------------------------------------------
     def _assigned(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        stateful = [tp for tp in partitions if any(spec.input_topic == tp.topic for spec in self.table_specs)]
+        """Restore the new partitions' tables, then take them (only the new ones when incremental)."""
+        self.rebalances += 1
         log.info("partitions assigned", partitions=_names(partitions))
+        self._restore(partitions)
+        if self.cooperative:
+            consumer.incremental_assign(partitions)
+        else:
+            consumer.assign(partitions)
+
+    def _restore(self, partitions: list[TopicPartition]) -> None:
+        stateful = [tp for tp in partitions if any(spec.input_topic == tp.topic for spec in self.table_specs)]
         self.assigned |= {(tp.topic, tp.partition) for tp in partitions}
         if not stateful:
             return
@@ -395,16 +448,30 @@ class Worker:
             self.fetching = time.monotonic()
 
     def _revoked(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        """A final checkpoint of everything processed (the transaction spans every partition), then the revoked
+        partitions are given up; the kept ones, if it failed, are reread once the callback returned."""
+        self.rebalances += 1
         log.info("partitions revoked: checkpointing", partitions=_names(partitions))
-        self._checkpoint(final=True)
+        committed = self._final_checkpoint()
         self._release(partitions)
+        self.rewind_due = self.rewind_due or (not committed and bool(self.assigned))
+        self._unassign(consumer, partitions)
         self.fetching = time.monotonic()
 
     def _lost(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        self.rebalances += 1
         log.warning("partitions lost (this worker was fenced out of its group): dropping uncommitted work",
                     partitions=_names(partitions))
         self._abandon(wait_for_commit=False)  # a commit of this fenced member may be answered only after this call
         self._release(partitions)
+        self.rewind_due = self.rewind_due or bool(self.assigned)
+        self._unassign(consumer, partitions)
+
+    def _unassign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        if self.cooperative:
+            consumer.incremental_unassign(partitions)
+        else:
+            consumer.unassign()
 
     def _release(self, partitions: list[TopicPartition]) -> None:
         gone = {(tp.topic, tp.partition) for tp in partitions}
@@ -467,22 +534,6 @@ class Worker:
             if high is None or high < 0 or tp.offset < 0:
                 continue
             CONSUMER_LAG.labels(self.service, tp.topic, str(tp.partition)).set(max(0, high - tp.offset))
-
-    def _delivery_failed(self, error: KafkaError | None, message: Message) -> None:
-        if error is not None:
-            self.checkpoint.delivery_failed(f"{message.topic()}[{message.partition()}]: {error}")
-
-    def _new_producer(self) -> Producer:
-        self.producers_made += 1
-        made = self.producers_made
-
-        def producer_error(error: KafkaError) -> None:
-            self._kafka_error(error)
-            if error.fatal() and made == self.producers_made:  # not a replaced producer's late report
-                self.checkpoint.producer_failed(error)
-
-        return Producer({**self.settings.producer_config(self.transactional_id), "error_cb": producer_error,
-                         "on_delivery": self._delivery_failed})
 
     @staticmethod
     def _kafka_error(error: KafkaError) -> None:

@@ -1,13 +1,16 @@
-"""The deadline a checkpoint puts around librdkafka's transactional calls (librdkafka#5456: a call that never
-returns must not stall the worker), and a producer that failed for good."""
+"""The deadline the producer's owner puts around librdkafka's transactional calls (librdkafka#5456: a call that
+never returns must not stall the worker), a producer that failed for good, and the checkpoint's phases."""
 
 import threading
 import time
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
+from confluent_kafka import Consumer, KafkaError, KafkaException
 
-from services.runtime.checkpoint import Checkpoint, CheckpointFailed, ProducerStuck, within_deadline
+from services.runtime.checkpoint import Checkpoint
+from services.runtime.failures import CheckpointFailed, ProducerStuck
+from services.runtime.output_producer import OutputProducer, within_deadline
+from services.runtime.phases import CheckpointState, IllegalTransition, Phase
 
 
 def test_a_call_that_never_returns_is_reported_stuck_at_the_deadline() -> None:
@@ -35,10 +38,11 @@ def test_a_call_that_returns_in_time_is_waited_for() -> None:
 
 def test_a_producer_failed_for_good_blocks_the_commit_until_it_is_replaced() -> None:
     consumer = Consumer({"bootstrap.servers": "127.0.0.1:1", "group.id": "checkpoint-test"})
-    first, second = (Producer({"bootstrap.servers": "127.0.0.1:1"}) for _ in range(2))
-    checkpoint = Checkpoint(consumer, first, consumer, exactly_once=False, tables={})
+    producer = OutputProducer({"bootstrap.servers": "127.0.0.1:1"})
+    first = producer.client
+    checkpoint = Checkpoint(consumer, producer, consumer, tables={})
     checkpoint.offsets[("source", 0)] = 10
-    checkpoint.producer_failed(KafkaError(KafkaError._FATAL, "idempotence sequence broken", fatal=True))
+    producer.unusable = KafkaException(KafkaError(KafkaError._FATAL, "idempotence sequence broken", fatal=True))
 
     with pytest.raises(CheckpointFailed, match="the producer failed for good"):
         checkpoint.commit()
@@ -47,7 +51,32 @@ def test_a_producer_failed_for_good_blocks_the_commit_until_it_is_replaced() -> 
     assert raised.value.args[0].fatal()
     assert checkpoint.offsets == {("source", 0): 10}  # nothing dropped before the producer is replaced
 
-    checkpoint.use(second)
+    producer.replace()
+    assert producer.client is not first and producer.unusable is None
     checkpoint.abandon()
     assert checkpoint.offsets == {}
+    consumer.close()
+
+
+def test_checkpoint_phases_move_only_along_their_allowed_transitions() -> None:
+    state = CheckpointState()
+    for phase in (Phase.DRAINING, Phase.COMMITTING, Phase.FOLDED, Phase.DRAINING, Phase.IDLE):
+        state.to(phase)
+    assert state.phase is Phase.IDLE
+    with pytest.raises(IllegalTransition, match="idle -> committing"):
+        state.to(Phase.COMMITTING)
+    state.to(Phase.DRAINING)
+    with pytest.raises(IllegalTransition, match="draining -> folded"):
+        state.to(Phase.FOLDED)
+    state.reset()
+    assert state.phase is Phase.IDLE
+
+
+def test_a_checkpoint_step_out_of_order_raises() -> None:
+    consumer = Consumer({"bootstrap.servers": "127.0.0.1:1", "group.id": "checkpoint-test"})
+    checkpoint = Checkpoint(consumer, OutputProducer({"bootstrap.servers": "127.0.0.1:1"}), consumer, tables={})
+    with pytest.raises(IllegalTransition, match="not draining"):
+        checkpoint.finish_drain()
+    with pytest.raises(IllegalTransition, match="idle -> folded"):
+        checkpoint.fold_commit()
     consumer.close()

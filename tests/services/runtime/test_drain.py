@@ -10,9 +10,12 @@ import uuid
 from collections.abc import Callable
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
-from services.runtime.checkpoint import Checkpoint, CheckpointFailed
+from services.runtime.checkpoint import Checkpoint
+from services.runtime.failures import CheckpointFailed
+from services.runtime.output_producer import OutputProducer
+from services.runtime.phases import Phase
 from services.runtime.state import MemoryStore, Table
 from tests.support.kafka import read_topic
 
@@ -30,11 +33,11 @@ def _committed(consumer: Consumer, topic: str, seconds: float = 30.0) -> int:
             time.sleep(0.2)
 
 
-def _until_drained(checkpoint: Checkpoint, producer: Producer, seconds: float = 30.0) -> None:
+def _until_drained(checkpoint: Checkpoint, producer: OutputProducer, seconds: float = 30.0) -> None:
     deadline = time.monotonic() + seconds
     while not checkpoint.drained():
         assert time.monotonic() < deadline, "the checkpoint never drained"
-        producer.poll(0.05)
+        producer.client.poll(0.05)
 
 
 def _until_committed(checkpoint: Checkpoint, seconds: float = 30.0) -> None:
@@ -45,21 +48,16 @@ def _until_committed(checkpoint: Checkpoint, seconds: float = 30.0) -> None:
 
 
 @pytest.fixture
-def parts(kafka_bootstrap: str, topic_factory: Callable[..., str]) -> tuple[Checkpoint, Producer, Consumer, Table, str]:
+def parts(kafka_bootstrap: str,
+          topic_factory: Callable[..., str]) -> tuple[Checkpoint, OutputProducer, Consumer, Table, str]:
     source, changelog = topic_factory(partitions=1, prefix="source"), topic_factory(partitions=1, prefix="changelog")
     consumer = Consumer({"bootstrap.servers": kafka_bootstrap, "group.id": f"drain-{uuid.uuid4().hex[:8]}",
                          "enable.auto.commit": False})
     watermarks = Consumer({"bootstrap.servers": kafka_bootstrap, "group.id": "watermarks"})
     table = Table("sequences", changelog, 0, MemoryStore())
-    checkpoint: Checkpoint
-
-    def failed(error: KafkaError | None, message: Message) -> None:
-        if error is not None:
-            checkpoint.delivery_failed(f"{message.topic()}[{message.partition()}]: {error}")
-
-    producer = Producer({"bootstrap.servers": kafka_bootstrap, "linger.ms": 50, "delivery.report.only.error": True,
-                         "on_delivery": failed, "message.timeout.ms": 5_000})
-    checkpoint = Checkpoint(consumer, producer, watermarks, exactly_once=False, tables={("sequences", 0): table})
+    producer = OutputProducer({"bootstrap.servers": kafka_bootstrap, "linger.ms": 50,
+                               "delivery.report.only.error": True, "message.timeout.ms": 5_000})
+    checkpoint = Checkpoint(consumer, producer, watermarks, tables={("sequences", 0): table})
     yield checkpoint, producer, consumer, table, source
     consumer.close()
     watermarks.close()
@@ -67,12 +65,12 @@ def parts(kafka_bootstrap: str, topic_factory: Callable[..., str]) -> tuple[Chec
 
 def test_offsets_and_state_are_committed_only_once_the_checkpoint_has_drained(parts) -> None:
     checkpoint, producer, consumer, table, source = parts
-    producer.produce(source, b"an output of the checkpoint", b"k")
+    producer.client.produce(source, b"an output of the checkpoint", b"k")
     table.put(b"k", [1], 4)
     checkpoint.offsets[(source, 0)] = 5
 
     assert checkpoint.commit() is None, "an at-least-once checkpoint does not wait for the producer"
-    assert checkpoint.draining is not None and not checkpoint.offsets
+    assert checkpoint.phase is Phase.DRAINING and not checkpoint.offsets
     assert (table.get(b"k"), table.pending, table.store.get(b"k")) == ([1], {}, None)
     assert _committed(consumer, source) < 0
     table.put(b"k", [2], 5)  # the loop goes on while it drains
@@ -80,11 +78,11 @@ def test_offsets_and_state_are_committed_only_once_the_checkpoint_has_drained(pa
 
     _until_drained(checkpoint, producer)
     assert checkpoint.finish_drain() is None, "the offsets are committed off the loop"
-    assert (checkpoint.draining, checkpoint.committing is not None) == (None, True)
+    assert checkpoint.phase is Phase.COMMITTING
     _until_committed(checkpoint)
     assert table.store.get(b"k") is None, "the store is written once the commit is known to have succeeded"
     assert checkpoint.finish_commit() > 0
-    assert (_committed(consumer, source), checkpoint.committing) == (5, None)
+    assert (_committed(consumer, source), checkpoint.phase) == (5, Phase.IDLE)
     assert checkpoint.offsets == {(source, 0): 6}, "the next checkpoint's offsets were touched"
 
     assert table.store.get(b"k") is None, "the store is written between batches, not by the commit"
@@ -111,12 +109,12 @@ def test_committed_changes_are_written_to_the_store_at_an_even_pace(parts) -> No
     checkpoint.persist_within = 0.0
     checkpoint.persist_some()
     assert all(table.store.get(f"k{offset}".encode()) is not None for offset in range(1_000))
-    assert (table.committing, checkpoint.persist_started) == ({}, None)
+    assert (table.committing, checkpoint.persisting_since) == ({}, None)
 
 
 def test_a_delivery_error_while_draining_commits_nothing_and_abandon_forgets_the_checkpoint(parts) -> None:
     checkpoint, producer, consumer, table, source = parts
-    producer.produce(source, b"undeliverable", b"k", partition=7)  # the topic has one partition
+    producer.client.produce(source, b"undeliverable", b"k", partition=7)  # the topic has one partition
     table.put(b"k", [1], 4)
     checkpoint.offsets[(source, 0)] = 5
     checkpoint.commit()
@@ -126,17 +124,17 @@ def test_a_delivery_error_while_draining_commits_nothing_and_abandon_forgets_the
         checkpoint.finish_drain()
     assert _committed(consumer, source) < 0
     checkpoint.abandon()
-    assert (checkpoint.draining, table.get(b"k"), table.store.get(b"k")) == (None, None, None)
+    assert (checkpoint.phase, table.get(b"k"), table.store.get(b"k")) == (Phase.IDLE, None, None)
 
 
 def test_a_final_checkpoint_waits_for_the_producer_at_once(parts) -> None:
     checkpoint, producer, consumer, table, source = parts
-    producer.produce(source, b"an output", b"k")
+    producer.client.produce(source, b"an output", b"k")
     table.put(b"k", [1], 0)
     checkpoint.offsets[(source, 0)] = 1
 
     assert checkpoint.commit(final=True) is not None
-    assert (checkpoint.draining, _committed(consumer, source), len(producer)) == (None, 1, 0)
+    assert (checkpoint.phase, _committed(consumer, source), producer.undelivered()) == (Phase.IDLE, 1, 0)
     assert table.store.get(b"k") is not None
 
 
@@ -145,8 +143,9 @@ def test_a_drained_checkpoint_reports_its_delivery_before_it_commits_and_writes_
     they wait neither for the offset commit nor for the local store's write."""
     checkpoint, producer, consumer, table, source = parts
     seen: list[tuple[int, int, bytes | None]] = []
-    checkpoint.delivered = lambda: seen.append((len(producer), _committed(consumer, source), table.store.get(b"k")))
-    producer.produce(source, b"an output of the checkpoint", b"k")
+    checkpoint.delivered = lambda: seen.append((producer.undelivered(), _committed(consumer, source),
+                                                table.store.get(b"k")))
+    producer.client.produce(source, b"an output of the checkpoint", b"k")
     table.put(b"k", [1], 4)
     checkpoint.offsets[(source, 0)] = 5
     checkpoint.commit()
@@ -166,7 +165,7 @@ def test_a_failed_drain_reports_no_delivery(parts) -> None:
     checkpoint, producer, _consumer, _table, source = parts
     reports: list[None] = []
     checkpoint.delivered = lambda: reports.append(None)
-    producer.produce(source, b"undeliverable", b"k", partition=7)
+    producer.client.produce(source, b"undeliverable", b"k", partition=7)
     checkpoint.offsets[(source, 0)] = 5
     checkpoint.commit()
 
@@ -220,7 +219,7 @@ def test_a_rewind_while_the_offsets_are_being_committed_keeps_what_they_committe
     table.put(b"k", [2], 5)  # processed after the checkpoint: uncommitted
 
     checkpoint.abandon()
-    assert (checkpoint.committing, _committed(consumer, source)) == (None, 5)
+    assert (checkpoint.phase, _committed(consumer, source)) == (Phase.IDLE, 5)
     assert (table.get(b"k"), table.pending, table.committing) == ([1], {}, {})
     assert table.store.get(b"k") is not None
 
@@ -239,7 +238,7 @@ def test_a_final_checkpoint_commits_the_offsets_still_being_committed_and_writes
     checkpoint.offsets[(source, 0)] = 6
 
     checkpoint.fold_commit()
-    assert (checkpoint.committing, checkpoint.offsets) == (None, {(source, 0): 6}), "a newer offset was set back"
+    assert (checkpoint.phase, checkpoint.offsets) == (Phase.FOLDED, {(source, 0): 6}), "a newer offset was set back"
     assert checkpoint.commit(final=True) is not None
     assert _committed(consumer, source) == 6
     assert (table.store.get(b"k") is not None, table.get(b"k"), table.get(b"old")) == (True, [2], [1])
@@ -253,9 +252,10 @@ def test_a_checkpoint_with_more_changes_than_the_producer_queue_holds_waits_for_
     consumer = Consumer({"bootstrap.servers": kafka_bootstrap, "group.id": f"drain-{uuid.uuid4().hex[:8]}",
                          "enable.auto.commit": False})
     watermarks = Consumer({"bootstrap.servers": kafka_bootstrap, "group.id": "watermarks"})
-    producer = Producer({"bootstrap.servers": kafka_bootstrap, "linger.ms": 20, "queue.buffering.max.messages": 10})
+    producer = OutputProducer({"bootstrap.servers": kafka_bootstrap, "linger.ms": 20,
+                               "queue.buffering.max.messages": 10})
     table = Table("sequences", changelog, 0, MemoryStore())
-    checkpoint = Checkpoint(consumer, producer, watermarks, exactly_once=False, tables={("sequences", 0): table})
+    checkpoint = Checkpoint(consumer, producer, watermarks, tables={("sequences", 0): table})
     try:
         for key in range(200):
             table.put(f"k{key}".encode(), [key], key)
