@@ -16,6 +16,11 @@ CHECKPOINT_SECONDS = Histogram(
     ["service"], buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
 )
 CONSUMER_LAG = Gauge("rekey_consumer_lag", "High watermark minus position.", ["service", "topic", "partition"])
+CHECKPOINT_FAILURES = Counter(
+    "rekey_checkpoint_failures_total", "Checkpoints that failed, their uncommitted work redone, by reason: commit_failed "
+    "(outputs, changelog, transaction or offsets not committed, or the group left), producer_stuck (a transactional "
+    "call past its deadline), producer_fatal (the producer failed for good, e.g. fenced).", ["service", "reason"],
+)
 
 
 class TopOrgs:

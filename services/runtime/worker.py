@@ -32,7 +32,7 @@ from services.observability.http import HealthServer
 from services.runtime.batching import next_request
 from services.runtime.checkpoint import Checkpoint
 from services.runtime.failures import CheckpointFailed, ProducerStuck
-from services.runtime.metrics import CHECKPOINT_SECONDS, CONSUMED, CONSUMER_LAG, PRODUCED
+from services.runtime.metrics import CHECKPOINT_FAILURES, CHECKPOINT_SECONDS, CONSUMED, CONSUMER_LAG, PRODUCED
 from services.runtime.output_producer import MakeProducer, OutputProducer
 from services.runtime.phases import Phase
 from services.runtime.processor import Processor, TableSpec
@@ -344,11 +344,14 @@ class Worker:
             return True
         except CheckpointFailed as failure:
             log.error("checkpoint failed: dropping the uncommitted work", reason=str(failure), final=final)
+            reason = "producer_stuck" if isinstance(failure, ProducerStuck) else "commit_failed"
         except KafkaException as error:
             if not error.args[0].fatal():
                 raise
             log.error("producer failed for good: replacing it, dropping the uncommitted work",
                       error=str(error.args[0]), final=final)
+            reason = "producer_fatal"
+        CHECKPOINT_FAILURES.labels(self.service, reason).inc()
         self.checkpoint_failures += 1
         if final:
             self._abandon()
