@@ -25,6 +25,14 @@ def remembering_sources(catalog: Catalog) -> tuple[str, ...]:
     return tuple(source.name for source in catalog.sources if remembers_rows(source.translation))
 
 
+def with_source_timestamp(dead: DeadLetter, record: SourceRecord) -> list[tuple[str, bytes]]:
+    """A dead letter's headers and `dlq.source.timestamp`, the source record's timestamp (epoch ms), when it has
+    one: the dead letter's own timestamp is when it was dead-lettered."""
+    if record.timestamp_ms is None:
+        return dead.headers
+    return [*dead.headers, ("dlq.source.timestamp", str(record.timestamp_ms).encode())]
+
+
 class TranslateStage:
 
     def __init__(self, catalog: Catalog, pipeline: RecordPipeline, sequencing_topic: str, group_id: str,
@@ -62,7 +70,7 @@ class TranslateStage:
                     partition = key_partition(domain.route.key.encode(), partitions)
                     envelopes.setdefault(partition, []).append(Envelope.of(domain))
             elif isinstance(result, DeadLetter):
-                produce(result.topic, result.key, result.value, None, result.headers)
+                produce(result.topic, result.key, result.value, None, with_source_timestamp(result, record))
                 dead[result.pill.reason_code] += 1
             else:
                 skipped[result.reason] += 1
