@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -119,15 +120,17 @@ def _debezium_avro(topic: str, registry_url: str) -> list[tuple[bytes, bytes]]:
 @pytest.mark.broker
 def test_a_live_topic_of_debezium_avro_reads_writer_schemas_from_the_registry(
         kafka_bootstrap: str, schema_registry_url: str, topic_factory,  # type: ignore[no-untyped-def]
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     topic = topic_factory(partitions=1, prefix="cdc-avro")
     producer = Producer({"bootstrap.servers": kafka_bootstrap})
     for key, value in _debezium_avro(topic, schema_registry_url):
         producer.produce(topic, value=value, key=key)
     assert producer.flush(30) == 0
     monkeypatch.setenv("REKEY_REGISTRY_URL", schema_registry_url)
-    code, output = _run("--source-format", "debezium", "--topic", topic, "--limit", "2", "-b", kafka_bootstrap)
+    with caplog.at_level(logging.INFO):
+        code, output = _run("--source-format", "debezium", "--topic", topic, "--limit", "2", "-b", kafka_bootstrap)
     assert code == 0, output
+    assert [record.getMessage() for record in caplog.records if record.name == "httpx"] == []  # its request lines
     created, deleted, counts = output
     assert (created["event_type"], created["org_id"], created["interaction_id"], created["event_time_ms"]) == (
         "created", "org-7", "int-42", 1_698_417_000_250)
