@@ -17,9 +17,10 @@ CHECKPOINT_SECONDS = Histogram(
 )
 CONSUMER_LAG = Gauge("rekey_consumer_lag", "High watermark minus position.", ["service", "topic", "partition"])
 CHECKPOINT_FAILURES = Counter(
-    "rekey_checkpoint_failures_total", "Checkpoints that failed, their uncommitted work redone, by reason: commit_failed "
-    "(outputs, changelog, transaction or offsets not committed, or the group left), producer_stuck (a transactional "
-    "call past its deadline), producer_fatal (the producer failed for good, e.g. fenced).", ["service", "reason"],
+    "rekey_checkpoint_failures_total", "Checkpoints that failed, their uncommitted work redone, by reason: "
+    "commit_failed (outputs, changelog, transaction or offsets not committed, or the group left), producer_stuck "
+    "(a transactional call past its deadline), producer_fatal (the producer failed for good, e.g. fenced).",
+    ["service", "reason"],
 )
 
 
