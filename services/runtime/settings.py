@@ -46,8 +46,8 @@ class RuntimeSettings(ServiceSettings):
         default="cooperative-sticky",
         description="librdkafka's partition.assignment.strategy: cooperative-sticky moves only the partitions that "
                     "move in a rebalance while the rest keep being processed; range revokes every partition of "
-                    "every worker (eager). A running group changes it by two rolling restarts "
-                    "(docs/RELIABILITY.md).")
+                    "every worker (eager). Every worker of a group must have the same: librdkafka cannot move "
+                    "a running group from one to the other (docs/RELIABILITY.md).")
     top_orgs: int = Field(default=20, ge=1, description="Orgs exported individually in the per-org metric.")
     service_version: str = "0.1.0"
 
