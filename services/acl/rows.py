@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from services.runtime.processor import TableLookup, TableSpec
+from services.runtime.topics import changelog_config
 from shared.translation import DomainEventDraft, RowIds, SourceRecord, ids_to_remember, row_key
 
 NEW_ROW_OPS = frozenset({"c", "r"})
@@ -24,7 +25,7 @@ class RowTables:
     def __init__(self, topics: tuple[str, ...], group_id: str,
                  handed_off: Mapping[tuple[str, bytes], RowIds] | None = None) -> None:
         self.names = {topic: f"rows:{topic}" for topic in topics}
-        self.specs = tuple(TableSpec(name, topic, f"{group_id}-rows-{topic}-changelog", {"cleanup.policy": "compact"},
+        self.specs = tuple(TableSpec(name, topic, f"{group_id}-rows-{topic}-changelog", changelog_config(),
                                      recent_keys=RECENT_ROWS)
                            for topic, name in self.names.items())
         self.tables: TableLookup | None = None

@@ -29,6 +29,7 @@ from typing import Any, Protocol, TypeVar
 import msgspec
 import structlog
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from prometheus_client import Counter, Gauge
 
 log = structlog.get_logger()
 T = TypeVar("T")
@@ -37,15 +38,25 @@ _encode = msgspec.msgpack.Encoder().encode
 _decode = msgspec.msgpack.Decoder(list[Any]).decode
 _decode_chunk = msgspec.msgpack.Decoder(list[tuple[bytes, bytes]]).decode
 _CHANGELOG_OFFSET = b"\x00rekey:changelog-offset"
+DELETED = b"\xc0"
+"""A deleted key's pending value (`Table.delete`): a tombstone in the changelog, a delete in the store. Compared
+by identity: no stored value is this very object."""
 _CHUNK_PREFIX = b"\x00rekey:changes:"
 GROUPED_RECORD_BYTES = 256 * 1024
 """The size at most of a record carrying many items (a batched table's changelog record, the ACL's internal
 records of envelopes; `encode_grouped`), unless one item alone is larger: well under the broker's 1 MB limit."""
 _FRAMING = 11  # msgpack bytes around one change in a chunk at most: a 2-array, two bin32 headers
 RESTORE_PROGRESS_EVERY = 5.0
-RESTORE_WRITE_EVERY = 50_000
+RESTORE_WRITE_EVERY = 100_000
 """A restore writes what it has folded to the local store every this many changes, not a whole changelog tail held
 in memory."""
+RESTORE_HELD_RECORDS = 2_000
+RESTORE_HELD_BYTES = 4 * 1024 * 1024
+"""A restore takes at most this many changelog records (of a batched table: this many bytes of its chunks) from
+the consumer at a time: records taken wait for their fold in Python's memory, beyond the consumer's prefetch."""
+RESTORE_REMAINING = Gauge("rekey_restore_remaining_records",
+                          "Changelog records the restores under way have still to read (0: no restore runs).")
+RESTORE_READ = Counter("rekey_restore_read_records_total", "Changelog records read by restores.")
 
 
 def encode_grouped(items: list[T], encode: Callable[[list[T]], bytes], size: int | None = None) -> list[bytes]:
@@ -71,6 +82,12 @@ class Store(Protocol):
 
     def changelog_offset(self) -> int: ...
 
+    def is_empty(self) -> bool: ...
+
+    def scan(self, after: bytes, count: int) -> list[tuple[bytes, bytes]]:
+        """Up to `count` stored keys after `after`, in key order, with their values."""
+        ...
+
     def close(self) -> None: ...
 
     def wipe(self) -> None: ...
@@ -88,7 +105,7 @@ class MemoryStore:
 
     def write(self, changes: dict[bytes, bytes | None], changelog_offset: int) -> None:
         for key, value in changes.items():
-            if value is None:
+            if value is None or value is DELETED:
                 self.data.pop(key, None)
             else:
                 self.data[key] = value
@@ -96,6 +113,12 @@ class MemoryStore:
 
     def changelog_offset(self) -> int:
         return self.offset
+
+    def is_empty(self) -> bool:
+        return not self.data and not self.offset
+
+    def scan(self, after: bytes, count: int) -> list[tuple[bytes, bytes]]:
+        return sorted((key, value) for key, value in self.data.items() if key > after)[:count]
 
     def close(self) -> None:
         """Nothing to release."""
@@ -150,7 +173,7 @@ class RocksStore:
 
         batch = WriteBatch(raw_mode=True)
         for key, value in changes.items():
-            if value is None:
+            if value is None or value is DELETED:
                 batch.delete(key)
             else:
                 batch.put(key, value)
@@ -160,6 +183,21 @@ class RocksStore:
     def changelog_offset(self) -> int:
         value = self.db.get(_CHANGELOG_OFFSET)
         return 0 if value is None else int(value)
+
+    def is_empty(self) -> bool:
+        keys = self.db.iter()
+        keys.seek_to_first()
+        return not keys.valid()
+
+    def scan(self, after: bytes, count: int) -> list[tuple[bytes, bytes]]:
+        items = self.db.iter()
+        items.seek(after + b"\x00")
+        found: list[tuple[bytes, bytes]] = []
+        while items.valid() and len(found) < count:
+            if items.key() != _CHANGELOG_OFFSET:
+                found.append((items.key(), items.value()))
+            items.next()
+        return found
 
     def close(self) -> None:
         self.db.close()
@@ -219,17 +257,79 @@ def fold_changelog(records: Iterable[tuple[bytes, bytes | None]], committed_inpu
     were applied. A record is applied only if the input it reflects is committed (`< committed_input`) and not
     older than the value already held for its key: state equals committed input, and a fenced worker's late
     write cannot take a key back."""
-    applied = 0
-    for key, value in records:
-        tag = input_offset(value)
-        if tag >= committed_input:
-            continue
-        held = changes[key] if key in changes else stored(key)
-        if value is not None and tag < input_offset(held):
-            continue
-        changes[key] = value
-        applied += 1
-    return applied
+    window = RestoreWindow(committed_input)
+    window.add(records)
+    changes.update(window.settle(stored))
+    return window.applied
+
+
+class RestoreWindow:
+    """The changelog records a restore folds in memory between two writes to the local store.
+
+    Folded without the store: a key's value is its last record with the highest input offset since its last
+    tombstone, which is what `fold_changelog`'s rule gives over any stored value unless the stored one is newer.
+    That is settled once per key when the window is written (`settle`), not once per record: a store read costs
+    more than folding a record."""
+
+    def __init__(self, committed_input: int) -> None:
+        self.committed_input = committed_input
+        self.changes: dict[bytes, bytes | None] = {}
+        self.reset: set[bytes] = set()
+        """Keys tombstoned in this window: what follows their tombstone does not depend on the store."""
+        self.applied = 0
+
+    def add(self, records: Iterable[tuple[bytes, bytes | None]]) -> None:
+        changes, committed, applied = self.changes, self.committed_input, 0
+        for key, value in records:
+            if value is None:
+                changes[key] = None
+                self.reset.add(key)
+                applied += 1
+                continue
+            tag = input_offset(value)
+            if tag >= committed:
+                continue
+            held = changes.get(key)
+            if held is not None and tag < input_offset(held):
+                continue
+            changes[key] = value
+            applied += 1
+        self.applied += applied
+
+    def settle(self, stored: Callable[[bytes], bytes | None] | None) -> dict[bytes, bytes | None]:
+        """The window's changes less those older than the `stored` value of their key (None: the store holds
+        none of them)."""
+        if stored is None:
+            return self.changes
+        for key in [key for key, value in self.changes.items() if value is not None and key not in self.reset
+                    and input_offset(value) < input_offset(stored(key))]:
+            del self.changes[key]
+            self.applied -= 1
+        return self.changes
+
+
+class WrittenKeys:
+    """The keys a restore into an empty store has written so far, as a Bloom filter (two slices of Python's
+    `hash`, a fixed bit array): only those can have a stored value to settle against, so a cold restore reads the
+    store for them and the rare false positive, not for every key."""
+
+    BITS = 1 << 27
+
+    def __init__(self) -> None:
+        self.bits = bytearray(self.BITS >> 3)
+
+    def add(self, keys: Iterable[bytes]) -> None:
+        bits, mask = self.bits, self.BITS - 1
+        for key in keys:
+            digest = hash(key)
+            first, second = digest & mask, (digest >> 32) & mask
+            bits[first >> 3] |= 1 << (first & 7)
+            bits[second >> 3] |= 1 << (second & 7)
+
+    def __contains__(self, key: bytes) -> bool:
+        digest, mask = hash(key), self.BITS - 1
+        first, second = digest & mask, (digest >> 32) & mask
+        return bool(self.bits[first >> 3] & (1 << (first & 7))) and bool(self.bits[second >> 3] & (1 << (second & 7)))
 
 
 class Table:
@@ -254,6 +354,8 @@ class Table:
         list, and the checkpoint, which stops the loop, has nothing left to encode."""
         self.committing: dict[bytes, bytes] = {}
         """The changes of a checkpoint under way (`seal`), read until they are persisted or discarded."""
+        self.deleting = self.committing_deletes = False
+        """Whether `pending` / `committing` hold a deleted key (`delete`)."""
         self.unwritten: list[tuple[bytes, bytes]] = []
         """Committed changes queued for the local store (`queue_persist`), written from `written` on."""
         self.written = 0
@@ -264,7 +366,7 @@ class Table:
 
     def get(self, key: bytes) -> list[Any] | None:
         raw = self.pending.get(key) or self.committing.get(key) or self.recent.get(key) or self._stored(key)
-        return None if raw is None else _decode(raw)[1:]  # type: ignore[no-any-return]
+        return None if raw is None or raw is DELETED else _decode(raw)[1:]  # type: ignore[no-any-return]
 
     def _stored(self, key: bytes) -> bytes | None:
         raw = self.store.get(key)
@@ -283,18 +385,32 @@ class Table:
         """Set `key` to `value` as of processing the input record at `offset`."""
         self.pending[key] = _encode([offset, *value])
 
+    def delete(self, key: bytes) -> None:
+        """Forget `key` (a tombstone in the changelog). Not for a batched table, whose keys are only added."""
+        self.pending[key] = DELETED
+        self.deleting = True
+
+    def scan(self, after: bytes, count: int) -> list[tuple[bytes, list[Any]]]:
+        """Up to `count` keys of the local store after `after` in key order with their stored values; keys changed
+        since (pending or committing) are left out, their state is in use."""
+        return [(key, _decode(raw)[1:]) for key, raw in self.store.scan(after, count)
+                if key not in self.pending and key not in self.committing]
+
     def seal(self) -> dict[bytes, bytes]:
         """Start committing the pending changes: return them (key -> stored value); they stay readable (as
         `committing`) until `persist` or `discard`, and later changes pend anew. The previous checkpoint's
         changes still queued for the store are written first."""
         self.persist_rest()
         self.committing, self.pending = self.pending, {}
+        self.committing_deletes, self.deleting = self.deleting, False
         return self.committing
 
-    def changelog_messages(self, records: dict[bytes, bytes]) -> Collection[tuple[bytes, bytes]]:
+    def changelog_messages(self, records: dict[bytes, bytes]) -> Collection[tuple[bytes, bytes | None]]:
         """The (key, value) records a checkpoint produces to the changelog for `records` (what `seal` returned; not
         changed until they are all produced)."""
         if not self.batched:
+            if self.committing_deletes:
+                return [(key, None if value is DELETED else value) for key, value in records.items()]
             return records.items()
         size = sum(map(len, records)) + sum(map(len, records.values())) + _FRAMING * len(records)
         return [(_CHUNK_PREFIX + uuid.uuid4().bytes, chunk)
@@ -315,15 +431,30 @@ class Table:
         start = max(start, low)
         if start >= high:
             return 0
+        written = WrittenKeys() if self.store.is_empty() else None
+
+        def stored(key: bytes) -> bytes | None:
+            return self.store.get(key) if written is None or key in written else None
+
+        def write(window: RestoreWindow, changelog_offset: int) -> int:
+            changes = window.settle(stored)
+            self.store.write(changes, changelog_offset)
+            if written is not None:
+                written.add(changes)
+            return window.applied
+
+        RESTORE_REMAINING.inc(high - start)
         reader.assign([TopicPartition(self.changelog, self.partition, start)])
-        changes: dict[bytes, bytes | None] = {}
-        applied = 0
+        window = RestoreWindow(committed_input)
+        applied, position = 0, start
+        per_consume = RESTORE_HELD_BYTES // GROUPED_RECORD_BYTES if self.batched else RESTORE_HELD_RECORDS
         next_progress = time.monotonic() + RESTORE_PROGRESS_EVERY
         try:
             done = False
             while not done:
-                records = []
-                for message in reader.consume(10_000, timeout=0.5):
+                records: list[tuple[bytes, bytes | None]] = []
+                messages = reader.consume(per_consume, timeout=0.5)
+                for message in messages:
                     error = message.error()
                     if error is not None:
                         if error.code() != KafkaError._PARTITION_EOF:
@@ -331,19 +462,30 @@ class Table:
                         done = done or message.offset() >= high  # past any trailing transaction marker
                         continue
                     done = done or message.offset() >= high - 1
-                    records.extend(changelog_entries(message.key(), message.value()))
-                applied += fold_changelog(records, committed_input, self.store.get, changes)
-                if len(changes) >= RESTORE_WRITE_EVERY:  # bounded memory; the changelog offset only at the end
-                    self.store.write(changes, self.store.changelog_offset())
-                    changes = {}
+                    key, value = message.key(), message.value()
+                    if self.batched and value is not None and key.startswith(_CHUNK_PREFIX):
+                        records.extend(_decode_chunk(value))
+                    else:
+                        records.append((key, value))
+                if messages:
+                    reached = min(high, messages[-1].offset() + 1)
+                    RESTORE_READ.inc(reached - position)
+                    RESTORE_REMAINING.dec(reached - position)
+                    position = reached
+                del messages
+                window.add(records)
+                del records
+                if len(window.changes) >= RESTORE_WRITE_EVERY:  # bounded memory; the changelog offset only at the end
+                    applied += write(window, self.store.changelog_offset())
+                    window = RestoreWindow(committed_input)
                 if time.monotonic() > next_progress:
                     next_progress = time.monotonic() + RESTORE_PROGRESS_EVERY
                     log.info("restoring state", changelog=self.changelog, partition=self.partition,
-                             applied=applied, end=high)
+                             read=position - start, to_read=high - start, applied=applied + window.applied)
         finally:
             reader.unassign()
-        self.store.write(changes, high)
-        return applied
+            RESTORE_REMAINING.dec(high - position)
+        return applied + write(window, high)
 
     def persist(self, records: dict[bytes, bytes], changelog_offset: int | None) -> None:
         """Write the committed changes (what `seal` returned) to the local store, with the changelog offset they
@@ -399,6 +541,7 @@ class Table:
         store are written first: they are committed input."""
         self.persist_rest()
         self.pending, self.committing = {}, {}
+        self.deleting = self.committing_deletes = False
 
     def close(self) -> None:
         """Write what is queued and close the store."""

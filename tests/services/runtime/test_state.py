@@ -9,13 +9,16 @@ import pytest
 from services.runtime.state import (
     GROUPED_RECORD_BYTES,
     MemoryStore,
+    RestoreWindow,
     RocksStore,
     Store,
     Table,
+    WrittenKeys,
     changelog_entries,
     fold_changelog,
     rocks_options,
 )
+from services.runtime.topics import changelog_config
 
 
 def _value(table: Table, value: list[object], offset: int) -> bytes:
@@ -57,6 +60,57 @@ def test_a_restore_reapplying_what_the_local_store_holds_changes_nothing(table: 
     held = _value(table, [4], 40)
     assert _restored([(b"k", held), (b"j", _value(table, [1], 41))], committed=50,
                      stored={b"k": held}) == {b"k": [4], b"j": [1]}
+
+
+def test_a_restore_window_settles_against_the_store_once_per_key_as_the_record_by_record_rule_does(
+        table: Table) -> None:
+    """Folded without the store, then settled per key: the same state as applying each record over the stored
+    value, a tombstone included (what follows it does not depend on the store)."""
+    stored = {b"newer": _value(table, [9], 90), b"older": _value(table, [1], 10), b"gone": _value(table, [5], 50)}
+    records = [(b"newer", _value(table, [3], 30)), (b"newer", _value(table, [4], 40)),
+               (b"older", _value(table, [2], 20)), (b"gone", None), (b"gone", _value(table, [6], 45)),
+               (b"fresh", _value(table, [1], 60)), (b"fresh", _value(table, [0], 55))]
+    reads: list[bytes] = []
+
+    def read(key: bytes) -> bytes | None:
+        reads.append(key)
+        return stored.get(key)
+
+    window = RestoreWindow(committed_input=100)
+    window.add(records)
+    settled = window.settle(read)
+    assert settled == {b"older": records[2][1], b"gone": records[4][1], b"fresh": records[5][1]}
+    assert sorted(reads) == [b"fresh", b"newer", b"older"], "one store read per key, none for a tombstoned one"
+    assert _restored(records, committed=100, stored=stored) == {b"newer": [9], b"older": [2], b"gone": [6],
+                                                                  b"fresh": [1]}
+
+
+def test_a_cold_restore_reads_the_store_only_for_keys_it_has_written() -> None:
+    """The filter never misses a written key; an unwritten one is rarely taken for written."""
+    written = WrittenKeys()
+    keys = [f"org-{n % 40}:{n}".encode() for n in range(100_000)]
+    written.add(keys)
+    assert all(key in written for key in keys)
+    false_positives = sum(f"org-{n % 40}:{n}|other".encode() in written for n in range(100_000))
+    assert false_positives < 100
+
+
+@pytest.mark.parametrize("kind", ["memory", "rocksdb"])
+def test_a_store_knows_whether_it_holds_anything(kind: str, tmp_path: Path) -> None:
+    store: Store = MemoryStore() if kind == "memory" else RocksStore(tmp_path / "s" / "0")
+    assert store.is_empty()
+    store.write({}, 12)
+    assert not store.is_empty(), "a store that records a changelog offset is not a cold one"
+    store.close()
+
+
+def test_changelogs_are_compacted_in_small_segments_and_the_dedupe_memory_expires() -> None:
+    """A restore reads about one record per live key only if the log cleaner gets to the changelog's segments."""
+    compacted, expiring = changelog_config(), changelog_config(retention_ms=7_200_000)
+    assert compacted["cleanup.policy"] == "compact" and "retention.ms" not in compacted
+    assert int(compacted["segment.bytes"]) <= 16 * 1024 * 1024 and float(compacted["min.cleanable.dirty.ratio"]) < 0.5
+    assert (expiring["cleanup.policy"], expiring["retention.ms"]) == ("compact,delete", "7200000")
+    assert int(expiring["segment.ms"]) <= 7_200_000, "a segment past the horizon must be deletable"
 
 
 @pytest.mark.parametrize("kind", ["memory", "rocksdb"])
@@ -249,3 +303,26 @@ def test_a_store_written_before_universal_compaction_reopens_with_its_data(tmp_p
         assert reopened.get(b"k%06d" % n) == (b"w" if n % 2 == 0 else b"v") * 60
     assert reopened.changelog_offset() == 8
     reopened.close()
+
+
+@pytest.mark.parametrize("kind", ["memory", "rocksdb"])
+def test_a_deleted_key_is_a_tombstone_in_the_changelog_and_gone_from_the_store(kind: str, tmp_path: Path) -> None:
+    """What the sequences horizon does to an idle key; the sweep finds keys in the store in key order."""
+    store: Store = MemoryStore() if kind == "memory" else RocksStore(tmp_path / "sequences" / "0")
+    table = Table("sequences", "g-sequences-changelog", 0, store, recent_keys=10)
+    for n in range(5):
+        table.put(b"k%d" % n, [n, 1_000], n)
+    table.persist(table.seal(), changelog_offset=5)
+    assert [key for key, _ in table.scan(b"", 3)] == [b"k0", b"k1", b"k2"]
+    assert table.scan(b"k2", 3) == [(b"k3", [3, 1_000]), (b"k4", [4, 1_000])]
+
+    table.delete(b"k1")
+    table.put(b"k3", [9, 2_000], 6)
+    assert table.get(b"k1") is None
+    assert [key for key, _ in table.scan(b"", 10)] == [b"k0", b"k2", b"k4"], "keys changed since are in use"
+    records = table.seal()
+    assert dict(table.changelog_messages(records))[b"k1"] is None
+    table.persist(records, changelog_offset=7)
+    assert (store.get(b"k1"), table.get(b"k1"), table.get(b"k3")) == (None, None, [9, 2_000])
+    assert list(table.changelog_messages({b"k0": store.get(b"k0") or b""})) == [(b"k0", store.get(b"k0"))]
+    store.close()
