@@ -63,7 +63,8 @@ def create_worker(settings: RuntimeSettings, stages: frozenset[Stage] = frozense
         processors.append(TranslateStage(catalog, pipeline, sequencing, group_id, TopOrgs(settings.top_orgs),
                                          SERVICE, handoff.row_ids))
     if Stage.SEQUENCE in stages:
-        processors.append(SequenceStage(sequencing, group_id, handoff, settings.dedupe_horizon_hours, SERVICE))
+        processors.append(SequenceStage(sequencing, group_id, handoff, settings.dedupe_horizon_hours, SERVICE,
+                                        settings.sequence_idle_days))
     internal = InternalTopic(sequencing, settings.internal_partitions, settings.internal_replication_factor,
                              {"compression.type": "producer"})
     role = "" if stages == frozenset(Stage) else "+".join(sorted(stages))

@@ -5,6 +5,10 @@ State per sequencing partition: `sequences` (output key -> last sequence) and `s
 -> sequence, source position, when remembered), both changelogged; a `seen` entry older than the dedupe
 horizon is forgotten (its changelog's retention is the horizon too). `seen` gains an entry per event, so its
 changelog is batched: a checkpoint writes its new entries in a few records, not one record per event.
+
+With a sequences horizon (`REKEY_SEQUENCE_IDLE_DAYS`), each batch also sweeps a few stored keys of the partitions it
+touched, in key order, and forgets those idle past the horizon (`shared.sequencing.horizon`): the key's state is
+tombstoned and its last sequence kept in a forgotten record, from which a later event of the key continues.
 """
 
 from __future__ import annotations
@@ -13,34 +17,45 @@ import time
 from collections.abc import Sequence
 
 from confluent_kafka import Message
+from prometheus_client import Counter
 
 from services.acl.envelope import decode_envelopes
 from services.handoff import HandoffSequences
 from services.runtime.metrics import SKIPPED
 from services.runtime.processor import Outputs, TableLookup, TableSpec
 from services.runtime.state import Table
+from services.runtime.topics import changelog_config
 from shared.avro import stamp_sequence
 from shared.handoff import sequence_key
 from shared.pipeline import sequence_headers
 from shared.sequencing import Duplicate, SeenEntry, sequence_step
+from shared.sequencing.horizon import DAY_MS, KeyState, continued_from, forgotten_key, is_forgotten_record, is_idle
 
 SEQUENCES, SEEN = "sequences", "seen"
+FORGOTTEN = Counter("rekey_sequences_forgotten_total", "Output keys forgotten by the sequences horizon.", ["service"])
 RECENT_KEYS = 16_384
 """Output keys whose last sequence each sequencing partition's table keeps in memory: a key's events come in
 bursts (an interaction's life)."""
+SWEEP_KEYS = 256
+"""Stored keys a batch looks at for idleness per sequencing partition it touched: a full pass over the state takes
+many batches, so the sweep adds little to any one of them."""
 
 
 class SequenceStage:
 
     def __init__(self, sequencing_topic: str, group_id: str, handoff: HandoffSequences, horizon_hours: float,
-                 service: str) -> None:
+                 service: str, idle_days: float | None = None) -> None:
+        """`idle_days`: the sequences horizon (None: keys are never forgotten)."""
         self.topics = (sequencing_topic,)
         self.horizon_ms = int(horizon_hours * 3_600_000)
+        self.idle_ms = None if idle_days is None else int(idle_days * DAY_MS)
+        self.swept_to: dict[int, bytes] = {}
+        """Per sequencing partition, the last key the sweep looked at (a pass starts over after the last key)."""
         self.tables = (
-            TableSpec(SEQUENCES, sequencing_topic, f"{group_id}-sequences-changelog", {"cleanup.policy": "compact"},
+            TableSpec(SEQUENCES, sequencing_topic, f"{group_id}-sequences-changelog", changelog_config(),
                       recent_keys=RECENT_KEYS),
-            TableSpec(SEEN, sequencing_topic, f"{group_id}-seen-changelog",
-                      {"cleanup.policy": "compact,delete", "retention.ms": str(self.horizon_ms)}, batched=True),
+            TableSpec(SEEN, sequencing_topic, f"{group_id}-seen-changelog", changelog_config(self.horizon_ms),
+                      batched=True),
         )
         self.handoff = handoff
         self.service = service
@@ -51,8 +66,10 @@ class SequenceStage:
         duplicates = items = 0
         produce, last_handed_off = outputs.produce, self.handoff.last_sequence
         by_partition: dict[int, tuple[Table, Table]] = {}
+        last_offsets: dict[int, int] = {}
         for message in messages:
             partition, offset = message.partition(), message.offset()
+            last_offsets[partition] = offset
             partition_tables = by_partition.get(partition)
             if partition_tables is None:
                 partition_tables = by_partition[partition] = (tables(SEQUENCES, partition), tables(SEEN, partition))
@@ -66,17 +83,42 @@ class SequenceStage:
                 state, remembered = sequences.get(key), seen.get(seen_key)
                 entry = (SeenEntry(remembered[0], remembered[1])
                          if remembered is not None and remembered[2] >= oldest_remembered else None)
-                step = sequence_step(None if state is None else state[0], last_handed_off(name), entry, envelope.src)
+                last = state[0] if state is not None else self._forgotten_last(sequences, key, last_handed_off(name))
+                step = sequence_step(last, last_handed_off(name), entry, envelope.src)
                 if isinstance(step.decision, Duplicate):
                     duplicates += 1
                     continue
                 sequence = step.decision.sequence
                 if step.last is not None:
-                    sequences.put(key, [step.last], offset)
+                    sequences.put(key, [step.last, now_ms], offset)
                 if step.seen is not None:
                     seen.put(seen_key, [step.seen.sequence, step.seen.source, now_ms], offset)
                 produce(envelope.topic, envelope.key.encode(), stamp_sequence(envelope.head, sequence, envelope.tail),
                         None, sequence_headers(sequence, envelope.src))
         if duplicates:
             SKIPPED.labels(self.service, "duplicate").inc(duplicates)
+        if self.idle_ms is not None:
+            for partition, (sequences, _) in by_partition.items():
+                self._forget_idle(sequences, partition, last_offsets[partition], now_ms, self.idle_ms)
         return items
+
+    def _forgotten_last(self, sequences: Table, key: bytes, handoff_last: int) -> int | None:
+        """The last sequence of a key without state, from its forgotten record (None: it has none)."""
+        if self.idle_ms is None:
+            return None
+        forgotten = sequences.get(forgotten_key(key))
+        return continued_from(None, None if forgotten is None else forgotten[0], handoff_last)
+
+    def _forget_idle(self, sequences: Table, partition: int, offset: int, now_ms: int, idle_ms: int) -> None:
+        """Look at the next `SWEEP_KEYS` stored keys of the partition; forget those idle past the horizon as of
+        processing the input record at `offset`."""
+        found = sequences.scan(self.swept_to.get(partition, b""), SWEEP_KEYS)
+        self.swept_to[partition] = found[-1][0] if len(found) == SWEEP_KEYS else b""
+        for key, value in found:
+            if is_forgotten_record(key):
+                continue
+            state = KeyState(value[0], value[1] if len(value) > 1 else None)
+            if is_idle(state, now_ms, idle_ms):
+                sequences.put(forgotten_key(key), [state.last], offset)
+                sequences.delete(key)
+                FORGOTTEN.labels(self.service).inc()

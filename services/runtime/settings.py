@@ -24,6 +24,10 @@ class RuntimeSettings(ServiceSettings):
     dedupe_horizon_hours: float = Field(
         default=168.0, gt=0, description="How long a dedupe id is remembered (retention of its changelog)."
     )
+    sequence_idle_days: float | None = Field(
+        default=None, gt=0, description="Sequences horizon: an output key idle this long is forgotten, its last "
+                                        "sequence kept in a compact record a later event continues from; unset: "
+                                        "never (docs/ARCHITECTURE.md).")
     commit_interval_ms: int | None = Field(
         default=None, ge=50, le=60_000,
         description="Checkpoint every this often; default 1000 at-least-once, 200 exactly-once (outputs become "
