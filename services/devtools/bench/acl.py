@@ -10,8 +10,10 @@ Each pipeline gets its own source topic holding the same N generated events (sam
 
 Pipelines: `rekey run acl` (RocksDB state) with the bench source feeding one family, the same on the Debezium
 changes of the demo catalog's CDC source (`rekey_debezium`), then both families of the demo catalog, then one
-family under exactly-once; `passthrough` (confluent-kafka consume -> translate + route ->
-produce, the ceiling) and `faust group_by` (plain faust re-key, no sequencing; needs the `bench` extra).
+family under exactly-once; `kafka_streams` and `kafka_streams_exactly_once` (a one-thread Kafka Streams app doing
+the one-family ACL's work, each next to its rekey row, on the same events); `passthrough` (confluent-kafka consume
+-> translate + route -> produce, the ceiling) and `faust group_by` (plain faust re-key, no sequencing; needs the
+`bench` extra).
 A warm-up run of the 1-family ACL (backlog and paced phase, events of its own) goes first and is not reported:
 the broker's JVM is new with the stack and compiles as it goes. The run ends with `shared` translate + route per
 event in this process, then one JSON line of the figures.
@@ -45,6 +47,8 @@ from rich.table import Table
 from services.catalog_files import load_catalog
 from services.cli.console import make_console
 from services.devtools.bench import quix_env
+from services.devtools.bench.kafka_streams.app import AT_LEAST_ONCE, EXACTLY_ONCE, AclStreamsApp
+from services.devtools.bench.restore import cold_restore
 from services.devtools.demo.stack import DemoStack, demo_stack
 from services.devtools.embedded.errors import NotReady
 from services.devtools.embedded.maven import REPO_ROOT
@@ -85,6 +89,8 @@ class Result:
     latencies_ms: list[float] = field(default_factory=list)
     peak_rss_mb: float = 0.0
     load: tuple[float, float] = (0.0, 0.0)
+    extra: dict[str, float] = field(default_factory=dict)
+    """Figures of the pipeline's own (`_Pipeline.after`) for the JSON line."""
 
     @property
     def events_per_second(self) -> float:
@@ -218,6 +224,8 @@ class _Pipeline:
     paced: bool = True
     source_format: SourceFormat = SourceFormat.CCAAS_JSON
     """How the generated events are written: contact-centre JSON, or Debezium changes as its connector writes them."""
+    after: Callable[[Result], dict[str, float]] | None = None
+    """Measured once the worker stopped (the cold restore); its figures join the JSON line."""
 
 
 class Bench:
@@ -424,6 +432,8 @@ class Bench:
                 if profiler is not None:
                     profiler.wait(self.profile_seconds + 60)
                 worker.stop()
+        if pipeline.after is not None:
+            result.extra = pipeline.after(result)
         if not pipeline.paced:
             self.console.print(f"[green]✓[/] {pipeline.name}: peak RSS {result.peak_rss_mb:,.0f} MB")
             return result
@@ -475,6 +485,15 @@ def _pipelines(stack: DemoStack, workdir: Path) -> list[_Pipeline]:
     def rekey(name: str, env: dict[str, str]) -> Callable[[], _Worker]:
         return lambda: _Worker(name, rekey_env(env), workdir, None)
 
+    def kafka_streams(row: str, guarantee: str) -> _Pipeline:
+        # A fresh JVM per row, as rekey's worker is a fresh process: both are measured from their first consume.
+        stamp = workdir / f"{row}.first-consume"
+        app = AclStreamsApp(stack.bootstrap, f"bench.{row}.source", f"bench.{row}.out", f"rekey-bench-{row}",
+                            workdir / f"{row}-state", stamp, guarantee)
+        name = "Kafka Streams, 1 family, 1 stream thread" + (", exactly-once" if guarantee == EXACTLY_ONCE else "")
+        return _Pipeline(row, name, app.source, [app.output], lambda: _Worker(
+            row.replace("_", "-"), common, workdir, app.command(stack.registry_url), http=False, stamp=stamp), 1)
+
     pipelines = [
         # Not reported: the broker's JVM starts with the stack and compiles its hot paths as they come (C2 took
         # half a core in the first pipeline's backlog, and a broker thread a whole core for the first 10 s of its
@@ -483,6 +502,7 @@ def _pipelines(stack: DemoStack, workdir: Path) -> list[_Pipeline]:
                   rekey("warm-up", one_family), 1, seed=41, events=WARMUP_EVENTS),
         _Pipeline("rekey_1_family", "rekey ACL, 1 family", SOURCE, first_outputs, rekey("one-family", one_family), 1,
                   seed=42),
+        kafka_streams("kafka_streams", AT_LEAST_ONCE),
         # The same work on the Debezium changes of a CRM table, as the connector writes them through the JSON
         # converter (a schema block in every record): the CDC path's cost per event next to the event stream's.
         _Pipeline("rekey_debezium", "rekey ACL, 1 family, Debezium CDC (JSON with schemas)", CDC_SOURCE,
@@ -492,12 +512,18 @@ def _pipelines(stack: DemoStack, workdir: Path) -> list[_Pipeline]:
                   seed=43),
         _Pipeline("rekey_exactly_once", "rekey ACL, 1 family, exactly-once", SOURCE, first_outputs,
                   rekey("exactly-once", {**one_family, "REKEY_PROCESSING_GUARANTEE": "exactly_once"}), 1, seed=44),
+        kafka_streams("kafka_streams_exactly_once", EXACTLY_ONCE),
         _Pipeline("rekey_stage_workers", "rekey ACL, 1 family, 2 workers (one per stage)", SOURCE, first_outputs,
                   lambda: _StageWorkers("stage-workers", rekey_env(one_family), workdir), 1, seed=46),
         # Its state holds a dedupe entry per event and a sequence per key: at least STATE_KEYS keys, more when
         # the runs before it left theirs.
         _Pipeline("rekey_state_1m", "rekey ACL, 1 family, 1,000,000+ state keys", SOURCE, first_outputs,
                   rekey("state-1m", one_family), 1, seed=45, events=STATE_KEYS, paced=False),
+        # Last of the rekey rows: its cold start deletes the state they share.
+        _Pipeline("restore", "rekey ACL, 1 family, 1,000,000+ state keys, then a cold restore", SOURCE,
+                  first_outputs, rekey("restore", one_family), 1, seed=48, events=STATE_KEYS, paced=False,
+                  after=lambda built: cold_restore(rekey("restore-cold", one_family), workdir / "state",
+                                                   built.peak_rss_mb, make_console())),
         _Pipeline("passthrough", "(a) passthrough, 2 families", "bench.passthrough.source", ["bench.passthrough.out"],
                   lambda: _Worker(
             "passthrough", common, workdir,
@@ -622,10 +648,14 @@ def figures(results: list[Result], translate_route_us: dict[SourceFormat, float]
     main = next((r for r in results if r.id == "rekey_1_family"), None)
     p99 = None if main is None else main.percentile(0.99)
     cdc = rates.get("rekey_debezium")
+    p99s = {r.id: r.percentile(0.99) for r in results}
     return {**rates, "debezium_vs_1_family": None if cdc is None or main is None else round(
-        cdc / main.events_per_second, 2), "p99_ms": p99, "exactly_once_p99_ms": next(
-        (r.percentile(0.99) for r in results if r.id == "rekey_exactly_once"), None),
+        cdc / main.events_per_second, 2), "p99_ms": p99, "exactly_once_p99_ms": p99s.get("rekey_exactly_once"),
+        "kafka_streams_p99_ms": p99s.get("kafka_streams"),
+        "kafka_streams_exactly_once_p99_ms": p99s.get("kafka_streams_exactly_once"),
+        "passthrough_p99_ms": p99s.get("passthrough"),
         "rss_mb": next((round(r.peak_rss_mb) for r in results if r.id == "rekey_state_1m"), None),
+        **{name: value for r in results for name, value in r.extra.items()},
         "translate_route_us": round(translate_route_us[SourceFormat.CCAAS_JSON], 2),
         "translate_route_us_eventbridge": round(translate_route_us[SourceFormat.GENESYS_EVENTBRIDGE], 2)}
 
@@ -678,8 +708,11 @@ def run_bench(events: int, paced_seconds: float, paced_fraction: float, workdir:
     translate_route_us = translate_route_figures(console)  # first: before the stack and the runs fill the heap
     with demo_stack(workdir, CATALOG, console) as stack:
         bench = Bench(stack, console, events, paced_seconds, paced_fraction, profile_seconds)
-        bench.create_topics(["bench.passthrough.source", "bench.faust.source", "bench.quix.source"], 6)
-        bench.create_topics(["bench.passthrough.out", "bench.faust.out", "bench.quix.out"], 8)
+        streams_rows = ["kafka_streams", "kafka_streams_exactly_once"]
+        bench.create_topics(["bench.passthrough.source", "bench.faust.source", "bench.quix.source",
+                             *(f"bench.{row}.source" for row in streams_rows)], 6)
+        bench.create_topics(["bench.passthrough.out", "bench.faust.out", "bench.quix.out",
+                             *(f"bench.{row}.out" for row in streams_rows)], 8)
         results: list[Result] = []
         rate: float | None = None
         for pipeline in _pipelines(stack, workdir):

@@ -44,6 +44,13 @@ BUNDLES: dict[str, list[str]] = {
         "com.fasterxml.jackson.datatype:jackson-datatype-jsr310:2.19.0",
         *_LOGGING,
     ],
+    # The Kafka Streams baseline of `rekey bench acl`, at the broker's Kafka and Jackson versions.
+    f"kafka-streams-{KAFKA_VERSION}": [
+        "com.fasterxml.jackson.core:jackson-databind:2.19.0",
+        f"org.apache.kafka:kafka-streams:{KAFKA_VERSION}",
+        "org.apache.avro:avro:1.12.0",
+        *_LOGGING,
+    ],
     f"spark-kafka-{SPARK_VERSION}": [
         f"org.apache.spark:spark-sql-kafka-0-10_2.13:{SPARK_VERSION}",
         # `rekey backfill --from-files PATH --file-format avro` reads archived history with Spark's Avro source.
