@@ -1,7 +1,8 @@
 """A tiny HTTP endpoint for services that are not faust apps: `/healthz`, `/readyz` and `/metrics`.
 
 `/healthz` answers 200 while `live()` is true (the service's loop is turning), `/readyz` while `ready()` is true
-(e.g. joined its consumer group and reached its database), 503 otherwise; `/metrics` serves the given Prometheus
+(e.g. joined its consumer group and reached its database), 503 otherwise (with what `ready()` said, when it says
+why); `/metrics` serves the given Prometheus
 registry (the process-wide default one unless told otherwise). It runs in a daemon thread.
 """
 
@@ -20,7 +21,7 @@ def _always() -> bool:
 
 
 class HealthServer:
-    def __init__(self, port: int, registry: CollectorRegistry = REGISTRY, ready: Callable[[], bool] = _always,
+    def __init__(self, port: int, registry: CollectorRegistry = REGISTRY, ready: Callable[[], bool | str] = _always,
                  live: Callable[[], bool] = _always, host: str = "0.0.0.0") -> None:
         self.registry = registry
         self.ready = ready
@@ -33,8 +34,10 @@ class HealthServer:
                 if path == "/metrics":
                     self._send(200, generate_latest(server.registry), CONTENT_TYPE_LATEST)
                 elif path in ("/healthz", "/readyz"):
-                    ok = (server.live if path == "/healthz" else server.ready)()
-                    self._send(200 if ok else 503, b"ok\n" if ok else b"not ok\n", "text/plain")
+                    answer = (server.live if path == "/healthz" else server.ready)()
+                    ok = bool(answer) and not isinstance(answer, str)
+                    why = f"not ok: {answer}\n".encode() if isinstance(answer, str) else b"not ok\n"
+                    self._send(200 if ok else 503, b"ok\n" if ok else why, "text/plain")
                 else:
                     self._send(404, b"not found: try /healthz, /readyz or /metrics\n", "text/plain")
 

@@ -59,6 +59,36 @@ RESTORE_REMAINING = Gauge("rekey_restore_remaining_records",
 RESTORE_READ = Counter("rekey_restore_read_records_total", "Changelog records read by restores.")
 
 
+class RestoreProgress:
+    """The changelog records of the process's restores under way: to read and read, for the metrics above and the
+    readiness probe's answer (an operator sees a restore advance, not a worker that hangs)."""
+
+    def __init__(self) -> None:
+        self.to_read = self.read = 0
+
+    def started(self, records: int) -> None:
+        if not self.to_read - self.read:  # a new restore: count from it
+            self.to_read = self.read = 0
+        self.to_read += records
+        RESTORE_REMAINING.inc(records)
+
+    def advanced(self, records: int) -> None:
+        self.read += records
+        RESTORE_READ.inc(records)
+        RESTORE_REMAINING.dec(records)
+
+    def ended(self, unread: int) -> None:
+        """A restore ended with `unread` records it did not need (trailing transaction markers) or could not read."""
+        self.to_read -= unread
+        RESTORE_REMAINING.dec(unread)
+
+    def describe(self) -> str:
+        return f"restoring state: {self.read:,} of {self.to_read:,} changelog records read"
+
+
+RESTORE_PROGRESS = RestoreProgress()
+
+
 def encode_grouped(items: list[T], encode: Callable[[list[T]], bytes], size: int | None = None) -> list[bytes]:
     """`items` encoded in order into values of at most `GROUPED_RECORD_BYTES` (one item alone may be larger), in
     even slices sized from their encoded `size` (about; all of them are encoded first to know it when not given),
@@ -443,7 +473,7 @@ class Table:
                 written.add(changes)
             return window.applied
 
-        RESTORE_REMAINING.inc(high - start)
+        RESTORE_PROGRESS.started(high - start)
         reader.assign([TopicPartition(self.changelog, self.partition, start)])
         window = RestoreWindow(committed_input)
         applied, position = 0, start
@@ -469,8 +499,7 @@ class Table:
                         records.append((key, value))
                 if messages:
                     reached = min(high, messages[-1].offset() + 1)
-                    RESTORE_READ.inc(reached - position)
-                    RESTORE_REMAINING.dec(reached - position)
+                    RESTORE_PROGRESS.advanced(reached - position)
                     position = reached
                 del messages
                 window.add(records)
@@ -484,7 +513,7 @@ class Table:
                              read=position - start, to_read=high - start, applied=applied + window.applied)
         finally:
             reader.unassign()
-            RESTORE_REMAINING.dec(high - position)
+            RESTORE_PROGRESS.ended(high - position)
         return applied + write(window, high)
 
     def persist(self, records: dict[bytes, bytes], changelog_offset: int | None) -> None:

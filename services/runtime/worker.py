@@ -37,7 +37,15 @@ from services.runtime.output_producer import MakeProducer, OutputProducer
 from services.runtime.phases import Phase
 from services.runtime.processor import Processor, TableSpec
 from services.runtime.settings import RuntimeSettings
-from services.runtime.state import MemoryStore, RocksStore, Store, Table, changelog_ends, rocks_options
+from services.runtime.state import (
+    RESTORE_PROGRESS,
+    MemoryStore,
+    RocksStore,
+    Store,
+    Table,
+    changelog_ends,
+    rocks_options,
+)
 from services.runtime.topics import InternalTopic, ensure_topics
 
 log = structlog.get_logger()
@@ -198,10 +206,10 @@ class Worker:
         log.warning("slow loop", seconds=round(ended - fetched, 3), records=records,
                     process=round(processed - fetched, 3), after_process=round(ended - processed, 3))
 
-    def ready(self) -> bool:
+    def ready(self) -> bool | str:
         # From the rebalance callbacks, not `consumer.assignment()`: the probe runs on the HTTP thread, where a
         # call into librdkafka waits on its main thread (seconds during a rebalance) and fails once it is closed.
-        return bool(self.assigned) and not self.restoring
+        return RESTORE_PROGRESS.describe() if self.restoring else bool(self.assigned)
 
     def live(self) -> bool:
         return time.monotonic() - self.last_loop < 120
