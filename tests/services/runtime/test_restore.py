@@ -97,7 +97,8 @@ class _WriteLog(MemoryStore):
 def test_a_long_restore_writes_the_store_as_it_goes_and_its_changelog_end_last(
         kafka_bootstrap: str, topic_factory: Callable[..., str], monkeypatch: pytest.MonkeyPatch) -> None:
     """A restore's memory is bounded: it writes what it folded every `RESTORE_WRITE_EVERY` changes, under the
-    store's previous changelog offset (a restore cut off meanwhile starts over from there), the end only last."""
+    store's previous changelog offset (a restore cut off meanwhile starts over from there), the end only last;
+    its progress counts every changelog record it read."""
     monkeypatch.setattr(state, "RESTORE_WRITE_EVERY", 1_000)
     changelog = topic_factory(partitions=1, prefix="changelog")
     producer = Producer({"bootstrap.servers": kafka_bootstrap, "linger.ms": 20})
@@ -109,9 +110,12 @@ def test_a_long_restore_writes_the_store_as_it_goes_and_its_changelog_end_last(
     producer.flush(10)
 
     store = _WriteLog()
+    read_before = state.RESTORE_PROGRESS.read
     table, restoring = _restore_in_background(kafka_bootstrap, changelog, committed_input=30_000, store=store)
     restoring.join(60)
     assert not restoring.is_alive(), "the restore did not end"
+    progress = state.RESTORE_PROGRESS
+    assert (progress.read - read_before, progress.to_read - progress.read) == (30_000, 0), progress.describe()
     *during, (_, end) = store.writes
     assert end == 30_000 and len(during) >= 3 and all(offset == 0 for _, offset in during), store.writes
     assert [table.get(f"org-{offset % 5_000}:{offset}".encode()) for offset in (0, 14_999, 29_999)] == \

@@ -9,6 +9,7 @@ import pytest
 from services.runtime.state import (
     GROUPED_RECORD_BYTES,
     MemoryStore,
+    RestoreProgress,
     RestoreWindow,
     RocksStore,
     Store,
@@ -326,3 +327,15 @@ def test_a_deleted_key_is_a_tombstone_in_the_changelog_and_gone_from_the_store(k
     assert (store.get(b"k1"), table.get(b"k1"), table.get(b"k3")) == (None, None, [9, 2_000])
     assert list(table.changelog_messages({b"k0": store.get(b"k0") or b""})) == [(b"k0", store.get(b"k0"))]
     store.close()
+
+
+def test_restore_progress_counts_from_the_first_of_the_restores_under_way() -> None:
+    progress = RestoreProgress()
+    progress.started(1_000)
+    progress.started(500)
+    progress.advanced(1_200)
+    assert progress.describe() == "restoring state: 1,200 of 1,500 changelog records read"
+    progress.advanced(299)
+    progress.ended(1)  # a trailing transaction marker
+    progress.started(40)
+    assert progress.describe() == "restoring state: 0 of 40 changelog records read", "a new restore starts over"
