@@ -26,7 +26,7 @@ def acl(
     only: Annotated[
         str, typer.Option("--only", help="Comma-separated subset of rekey_1_family, rekey_debezium, rekey_2_families, "
                                          "rekey_exactly_once, rekey_state_1m, passthrough, faust_group_by, "
-                                         "quix_group_by (not recorded).")
+                                         "quix_group_by, kafka_streams, kafka_streams_exactly_once (not recorded).")
     ] = "",
     profile: Annotated[
         float, typer.Option("--profile", help="py-spy the workers for this many seconds (not recorded).")
