@@ -273,6 +273,8 @@ class ChaosRun:
 
     # -- end of run ----------------------------------------------------------------------------------
     def drain(self) -> None:
+        """Wait until the group has committed every record sent; called after the scenario's last fault."""
+        self.traffic.send_rest_unpaced()
         self.traffic.join(self.timeout)
         drained = wait_drained(self.env.kafka_config, self.app_id, [s.name for s in self.env.catalog.sources]
                                + [self.sequencing], self.timeout, on_poll=self._show)

@@ -40,6 +40,7 @@ class Traffic:
     error: BaseException | None = None
     _thread: threading.Thread | None = None
     _stop: threading.Event = field(default_factory=threading.Event)
+    _unpaced: threading.Event = field(default_factory=threading.Event)
     _sent: threading.Condition = field(default_factory=threading.Condition)
 
     def _send(self, index: int, events: int) -> None:
@@ -68,7 +69,8 @@ class Traffic:
         def run() -> None:
             try:
                 for index, size in enumerate(sizes, start=1):
-                    if self._stop.wait(self.plan.pause):  # pacing, not synchronisation
+                    self._unpaced.wait(self.plan.pause)  # pacing, not synchronisation
+                    if self._stop.is_set():
                         return
                     self._send(index, size)
             except BaseException as error:  # surfaced by join()
@@ -103,8 +105,14 @@ class Traffic:
         if self.error is not None:
             raise RuntimeError(f"traffic generation failed: {self.error}") from self.error
 
+    def send_rest_unpaced(self) -> None:
+        """Send the chunks still to come without their pauses: once a scenario's faults are over, the pacing has
+        no fault left to give a stream to."""
+        self._unpaced.set()
+
     def stop(self) -> None:
         self._stop.set()
+        self._unpaced.set()
         if self._thread is not None:
             self._thread.join(120)
 
