@@ -12,7 +12,7 @@ from tests.chaos.conftest import assert_passed
 
 pytestmark = [pytest.mark.broker, pytest.mark.registry, pytest.mark.spark]
 
-EVENTS = 12_000  # 16 write tasks on 2 cores: several are still to run when the first commits
+EVENTS = 6_000  # 16 write tasks on 2 cores: several are still to run when the first commits
 
 
 def test_python_workers_killed_in_the_write_stage(chaos_env: ChaosEnv, request: pytest.FixtureRequest) -> None:
