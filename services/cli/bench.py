@@ -1,4 +1,4 @@
-"""`rekey bench`: benchmarks (`acl`, `cli` and `replay` here; `rekey bench backfill` with the Spark commands)."""
+"""`rekey bench`: benchmarks (`acl`, `cli`, `replay`, `rebalance` here; `rekey bench backfill` with Spark)."""
 
 from __future__ import annotations
 
@@ -81,6 +81,24 @@ def replay(
     from services.devtools.bench.replay import run_bench
 
     run_bench(events, orgs, workdir, record, make_console())
+
+
+@bench_app.command(name="rebalance")
+def rebalance(
+    backlog: Annotated[int, typer.Option("--backlog", min=1000, help="Events one worker re-keys for its capacity.")
+                       ] = 200_000,
+    phase: Annotated[float, typer.Option("--phase", min=5.0, help="Seconds between scale-outs.")] = 20.0,
+    exactly_once: Annotated[bool, typer.Option("--exactly-once", help="Run the workers exactly-once.")] = False,
+    record: Annotated[bool, typer.Option("--record", help="Write the table into docs/BENCHMARKS.md.")] = False,
+    workdir: Annotated[Path, typer.Option("--workdir", help="Scratch directory (wiped).")] = Path(
+        "var/bench-rebalance"),
+) -> None:
+    """The group's events/s each second while the ACL scales out 1 -> 2 -> 3 workers at half of one worker's
+    capacity, eager (range) against incremental (cooperative-sticky) assignment."""
+    from services.cli.console import make_console
+    from services.devtools.bench.rebalance import run_bench
+
+    run_bench(backlog, phase, exactly_once, workdir, record, make_console())
 
 
 def register(app: typer.Typer) -> None:
