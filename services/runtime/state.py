@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 import msgspec
+import numpy as np
 import structlog
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from prometheus_client import Counter, Gauge
@@ -326,40 +327,47 @@ class RestoreWindow:
             applied += 1
         self.applied += applied
 
-    def settle(self, stored: Callable[[bytes], bytes | None] | None) -> dict[bytes, bytes | None]:
+    def settle(self, stored: Callable[[bytes], bytes | None] | None,
+               written: WrittenKeys | None = None) -> dict[bytes, bytes | None]:
         """The window's changes less those older than the `stored` value of their key (None: the store holds
-        none of them)."""
+        none of them; `written`: it holds only keys among these)."""
         if stored is None:
             return self.changes
-        for key in [key for key, value in self.changes.items() if value is not None and key not in self.reset
-                    and input_offset(value) < input_offset(stored(key))]:
-            del self.changes[key]
+        changes = self.changes
+        candidates = changes if written is None else written.among(changes)
+        for key in [key for key in candidates if (value := changes[key]) is not None and key not in self.reset
+                    and (held := stored(key)) is not None and input_offset(value) < input_offset(held)]:
+            del changes[key]
             self.applied -= 1
-        return self.changes
+        return changes
 
 
 class WrittenKeys:
-    """The keys a restore into an empty store has written so far, as a Bloom filter (two slices of Python's
-    `hash`, a fixed bit array): only those can have a stored value to settle against, so a cold restore reads the
-    store for them and the rare false positive, not for every key."""
+    """The keys a restore into an empty store has written so far, as a Bloom filter (one bit per key, from
+    Python's `hash`, in a fixed array of many bits per key a partition holds): only those can have a stored value
+    to settle against, so a cold restore reads the store for them and the rare false positive, not for every
+    key. numpy, not a Python loop: a loop over the keys' bits cost as much as the store writes."""
 
     BITS = 1 << 27
 
     def __init__(self) -> None:
-        self.bits = bytearray(self.BITS >> 3)
+        self.bits = np.zeros(self.BITS >> 3, dtype=np.uint8)
+        self.count = 0
 
-    def add(self, keys: Iterable[bytes]) -> None:
-        bits, mask = self.bits, self.BITS - 1
-        for key in keys:
-            digest = hash(key)
-            first, second = digest & mask, (digest >> 32) & mask
-            bits[first >> 3] |= 1 << (first & 7)
-            bits[second >> 3] |= 1 << (second & 7)
+    def _slots(self, keys: Collection[bytes]) -> Any:
+        return np.fromiter(map(hash, keys), dtype=np.int64, count=len(keys)) & (self.BITS - 1)
 
-    def __contains__(self, key: bytes) -> bool:
-        digest, mask = hash(key), self.BITS - 1
-        first, second = digest & mask, (digest >> 32) & mask
-        return bool(self.bits[first >> 3] & (1 << (first & 7))) and bool(self.bits[second >> 3] & (1 << (second & 7)))
+    def add(self, keys: Collection[bytes]) -> None:
+        slots = self._slots(keys)
+        np.bitwise_or.at(self.bits, slots >> 3, np.left_shift(1, slots & 7).astype(np.uint8))
+        self.count += len(keys)
+
+    def among(self, keys: Collection[bytes]) -> list[bytes]:
+        """Those of `keys` that may have been written."""
+        slots = self._slots(keys)
+        maybe = (self.bits[slots >> 3] >> (slots & 7)) & 1
+        return [key for key, hit in zip(keys, maybe.tolist(), strict=True) if hit]
+
 
 
 class Table:
@@ -463,11 +471,8 @@ class Table:
             return 0
         written = WrittenKeys() if self.store.is_empty() else None
 
-        def stored(key: bytes) -> bytes | None:
-            return self.store.get(key) if written is None or key in written else None
-
         def write(window: RestoreWindow, changelog_offset: int) -> int:
-            changes = window.settle(stored)
+            changes = window.settle(None if written is not None and not written.count else self.store.get, written)
             self.store.write(changes, changelog_offset)
             if written is not None:
                 written.add(changes)
