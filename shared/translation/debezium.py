@@ -111,12 +111,24 @@ def ids_to_remember(record: SourceRecord, outcome: Outcome) -> tuple[bytes, RowI
 
 _last_key_block = [_NO_PREFIX]
 """The start of the last schema-wrapped key seen (`{"schema":<block>,"payload":`): a table's keys share it."""
+_ROW_KEYS = 16_384
+"""Record keys whose rows are kept named: a row's changes come in bursts (an interaction's life)."""
+_row_keys: dict[bytes, bytes] = {}
 
 
 def row_key(key: bytes) -> bytes:
     """The row a record key names: the key's columns in canonical JSON, without the schema block the JSON converter
     writes into every key (`key.converter.schemas.enable`), which changes when the key column's type does (an `int`
     primary key altered to `bigint`); a key that is not a JSON object (Avro's framed bytes) as it is."""
+    row = _row_keys.get(key)
+    if row is None:
+        if len(_row_keys) >= _ROW_KEYS:
+            _row_keys.clear()
+        row = _row_keys[key] = _named_row(key)
+    return row
+
+
+def _named_row(key: bytes) -> bytes:
     prefix = _last_key_block[0]
     if not (key.startswith(prefix) and key.endswith(b"}")):
         block = _schema_block(key)
