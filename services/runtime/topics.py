@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from confluent_kafka import KafkaError, KafkaException
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic, ResourceType
 
 CHANGELOG_SEGMENT_BYTES = 4 * 1024 * 1024
 CHANGELOG_SEGMENT_MS = 3_600_000
@@ -51,12 +51,15 @@ def ensure_topics(admin: AdminClient, topics: Iterable[InternalTopic], timeout: 
         return {}
     futures = admin.create_topics([NewTopic(t.name, t.partitions, t.replication_factor, config=t.config)
                                    for t in wanted.values()])
-    for future in futures.values():
+    existing = []
+    for name, future in futures.items():
         try:
             future.result(timeout)
         except KafkaException as error:
             if error.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
                 raise
+            existing.append(wanted[name])
+    align_configs(admin, existing, timeout)
     deadline = time.monotonic() + timeout
     while True:
         metadata = admin.list_topics(timeout=10).topics
@@ -67,3 +70,35 @@ def ensure_topics(admin: AdminClient, topics: Iterable[InternalTopic], timeout: 
         if time.monotonic() > deadline:
             raise TimeoutError(f"topics {missing} not visible in the cluster metadata after {timeout:.0f}s")
         time.sleep(0.2)
+
+
+def align_configs(admin: AdminClient, topics: Iterable[InternalTopic], timeout: float = 30.0) -> list[str]:
+    """Set the configs the runtime asks for on existing topics that have other values (a changelog created by an
+    earlier release keeps its configs otherwise); return the names of the topics changed."""
+    wanted = {topic.name: topic.config for topic in topics if topic.config}
+    if not wanted:
+        return []
+    described = admin.describe_configs([ConfigResource(ResourceType.TOPIC, name) for name in wanted])
+    changes = []
+    for resource, future in described.items():
+        current = {name: entry.value for name, entry in future.result(timeout).items()}
+        differing = {name: value for name, value in wanted[resource.name].items()
+                     if not _same(name, current.get(name), value)}
+        if differing:
+            changes.append(ConfigResource(ResourceType.TOPIC, resource.name, incremental_configs=[
+                ConfigEntry(name, value, incremental_operation=AlterConfigOpType.SET)
+                for name, value in differing.items()]))
+    if changes:
+        for future in admin.incremental_alter_configs(changes).values():
+            future.result(timeout)
+    return sorted(change.name for change in changes)
+
+
+def _same(name: str, current: str | None, wanted: str) -> bool:
+    if current is None:
+        return False
+    if name == "cleanup.policy":
+        return set(current.split(",")) == set(wanted.split(","))
+    if name == "min.cleanable.dirty.ratio":
+        return float(current) == float(wanted)
+    return current == wanted

@@ -13,9 +13,11 @@ from collections.abc import Callable
 
 import pytest
 from confluent_kafka import Consumer, Producer
+from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
 from services.runtime import state
 from services.runtime.state import MemoryStore, Table, changelog_ends
+from services.runtime.topics import InternalTopic, align_configs, changelog_config, ensure_topics
 
 KEY = b"org_timeline/org-acme:10"
 
@@ -152,3 +154,15 @@ def test_a_batched_table_is_restored_from_its_chunks_and_earlier_per_key_records
 
 def _seen_key(offset: int) -> bytes:
     return f"org-acme:{offset % 7}|event-{offset}".encode()
+
+
+def test_a_changelog_an_earlier_release_created_gets_the_configs_a_restore_relies_on(
+        kafka_admin: AdminClient, topic_factory: Callable[..., str]) -> None:
+    """Created with the broker's segments (never compacted), it is compacted like a new one once a worker starts."""
+    name = topic_factory(partitions=1, prefix="changelog", config={"cleanup.policy": "compact"})
+    wanted = changelog_config()
+    ensure_topics(kafka_admin, [InternalTopic(name, 1, 1, wanted)])
+    [future] = kafka_admin.describe_configs([ConfigResource(ResourceType.TOPIC, name)]).values()
+    current = {key: entry.value for key, entry in future.result(30).items()}
+    assert {key: current[key] for key in wanted} == wanted
+    assert align_configs(kafka_admin, [InternalTopic(name, 1, 1, wanted)]) == [], "nothing left to change"
