@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.OffsetDateTime;
+import java.util.Locale;
 import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
 import org.apache.avro.Schema;
@@ -30,6 +31,7 @@ import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.Produced;
 import org.apache.kafka.streams.kstream.Repartitioned;
@@ -79,22 +81,9 @@ public final class AclStreams {
         config.put(StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), 5);
         config.put(StreamsConfig.producerPrefix(ProducerConfig.COMPRESSION_TYPE_CONFIG), "lz4");
 
-        StreamsBuilder builder = new StreamsBuilder();
-        builder.addStateStore(Stores.keyValueStoreBuilder(
-                Stores.persistentKeyValueStore(SEEN), Serdes.String(), Serdes.String()));
-        builder.addStateStore(Stores.keyValueStoreBuilder(
-                Stores.persistentKeyValueStore(SEQUENCES), Serdes.String(), Serdes.Long()));
-        Serde<GenericRecord> events = avroSerde(schema);
-        builder.stream(args[1], Consumed.with(Serdes.ByteArray(), Serdes.ByteArray()))
-                .processValues(() -> new Decode(schema, Path.of(args[5])))
-                .filter((key, event) -> event != null)
-                .selectKey((key, event) -> event.get("org_id") + ":" + event.get("interaction_id"))
-                .repartition(Repartitioned.with(Serdes.String(), events).withName("sequencing")
-                        .withNumberOfPartitions(Integer.parseInt(args[9])))
-                .process(() -> new Sequence(schema, Integer.parseInt(args[8])), SEEN, SEQUENCES)
-                .to(args[2], Produced.with(Serdes.String(), Serdes.ByteArray()));
-
-        KafkaStreams streams = new KafkaStreams(builder.build(), config);
+        Topology topology = topology(args[1], args[2], schema, Integer.parseInt(args[8]), Integer.parseInt(args[9]),
+                Path.of(args[5]));
+        KafkaStreams streams = new KafkaStreams(topology, config);
         CountDownLatch stopped = new CountDownLatch(1);
         streams.setStateListener((now, before) -> {
             if (now == KafkaStreams.State.ERROR) {
@@ -110,6 +99,24 @@ public final class AclStreams {
         if (streams.state() == KafkaStreams.State.ERROR) {
             System.exit(1);
         }
+    }
+
+    static Topology topology(String source, String output, Schema schema, int schemaId, int repartitionPartitions,
+            Path stamp) {
+        StreamsBuilder builder = new StreamsBuilder();
+        builder.addStateStore(Stores.keyValueStoreBuilder(
+                Stores.persistentKeyValueStore(SEEN), Serdes.String(), Serdes.String()));
+        builder.addStateStore(Stores.keyValueStoreBuilder(
+                Stores.persistentKeyValueStore(SEQUENCES), Serdes.String(), Serdes.Long()));
+        builder.stream(source, Consumed.with(Serdes.ByteArray(), Serdes.ByteArray()))
+                .processValues(() -> new Decode(schema, stamp))
+                .filter((key, event) -> event != null)
+                .selectKey((key, event) -> event.get("org_id") + ":" + event.get("interaction_id"))
+                .repartition(Repartitioned.with(Serdes.String(), avroSerde(schema)).withName("sequencing")
+                        .withNumberOfPartitions(repartitionPartitions))
+                .process(() -> new Sequence(schema, schemaId), SEEN, SEQUENCES)
+                .to(output, Produced.with(Serdes.String(), Serdes.ByteArray()));
+        return builder.build();
     }
 
     /** The JSON source record as the domain event (sequence 0), or null, logged with its position, if it is not one. */
@@ -142,8 +149,8 @@ public final class AclStreams {
             try {
                 event = decode(record.value(), at);
             } catch (IOException | RuntimeException error) {
-                System.err.println("skipped " + at.topic() + "/" + at.partition() + "/" + at.offset() + ": "
-                        + error.getMessage());
+                String why = String.valueOf(error.getMessage()).lines().findFirst().orElse("");
+                System.err.println("skipped " + at.topic() + "/" + at.partition() + "/" + at.offset() + ": " + why);
             }
             context.forward(record.withValue(event));
         }
@@ -182,7 +189,7 @@ public final class AclStreams {
 
         private static void writeStamp(Path stamp) {
             try {
-                Files.writeString(stamp, Double.toString(System.currentTimeMillis() / 1000.0));
+                Files.writeString(stamp, String.format(Locale.ROOT, "%.3f", System.currentTimeMillis() / 1000.0));
             } catch (IOException error) {
                 throw new UncheckedIOException(error);
             }
