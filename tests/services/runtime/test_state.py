@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import httpx
 import pytest
 
+from services.observability.http import HealthServer
 from services.runtime.state import (
     GROUPED_RECORD_BYTES,
     MemoryStore,
@@ -339,3 +341,22 @@ def test_restore_progress_counts_from_the_first_of_the_restores_under_way() -> N
     progress.ended(1)  # a trailing transaction marker
     progress.started(40)
     assert progress.describe() == "restoring state: 0 of 40 changelog records read", "a new restore starts over"
+
+
+def test_the_readiness_probe_shows_a_restore_advancing() -> None:
+    """A worker not ready because it restores says how far it got, so an operator sees progress, not a hang."""
+    progress = RestoreProgress()
+    progress.started(2_000)
+    progress.advanced(500)
+    answers: list[bool | str] = [progress.describe(), False, True]
+    server = HealthServer(0, ready=lambda: answers[0], host="127.0.0.1").start()
+    try:
+        seen = []
+        for _ in range(3):
+            response = httpx.get(f"http://127.0.0.1:{server.port}/readyz", timeout=5)
+            seen.append((response.status_code, response.text))
+            answers.pop(0)
+    finally:
+        server.stop()
+    assert seen == [(503, "not ok: restoring state: 500 of 2,000 changelog records read\n"), (503, "not ok\n"),
+                    (200, "ok\n")]
