@@ -173,17 +173,16 @@ class Checkpoint:
         entered = time.monotonic()
         if not self.exactly_once:
             self.producer.deliver_all()
-        self.delivered()
-        if not self.exactly_once and drain.offsets:
-            if not final:
-                self._commit = _OffsetCommit(self.consumer, drain)
-                self._drain = None
-                self.state.to(Phase.COMMITTING)
-                drain.blocked += time.monotonic() - entered
-                return None
-            self._commit_offsets(drain.offsets)
+        commit_off_the_loop = not self.exactly_once and bool(drain.offsets) and not final
         self._drain = None
-        self.state.to(Phase.IDLE)
+        self.state.to(Phase.COMMITTING if commit_off_the_loop else Phase.IDLE)
+        self.delivered()  # out of DRAINING first: else the outputs it produces would be held again
+        if commit_off_the_loop:
+            self._commit = _OffsetCommit(self.consumer, drain)
+            drain.blocked += time.monotonic() - entered
+            return None
+        if not self.exactly_once:
+            self._commit_offsets(drain.offsets)
         drain.blocked += time.monotonic() - entered
         return self._persist(drain, final)
 

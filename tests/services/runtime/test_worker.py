@@ -435,3 +435,19 @@ def test_a_failed_checkpoint_of_a_partial_revocation_rereads_the_kept_partitions
     assert h.cluster.committed == {(SOURCE, 0): 2}
     if exactly_once:
         assert h.cluster.seen() == ["a0", "a1"], "the revoked partition's records are its next owner's"
+
+
+def test_outputs_held_while_a_checkpoint_drains_are_produced_once_it_has_drained(tmp_path: Path) -> None:
+    h = harness(tmp_path, exactly_once=False)
+    h.cluster.append(0, "a0")
+    h.consumer.rebalance("assign", 0)
+    h.consumed()
+    h.worker.next_checkpoint = 0.0
+    h.worker.step()
+    assert h.worker.checkpoint.phase is Phase.DRAINING
+
+    h.cluster.append(0, "a1")  # processed while the checkpoint drains: held, then produced
+    h.step_until(lambda: h.worker.checkpoint.phase is Phase.IDLE, "the checkpoint finished")
+    h.worker.step()
+    assert (h.cluster.seen(), h.worker.held) == (["a0", "a1"], [])
+    assert h.cluster.committed == {(SOURCE, 0): 1}, "the checkpoint's offsets cover none of the held outputs' input"
