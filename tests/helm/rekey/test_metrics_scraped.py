@@ -1,0 +1,83 @@
+"""Every metric the chart's Grafana dashboard and PrometheusRule use is one a running worker exports: a live ACL
+on the real broker and registry (its traffic with dead letters and duplicates, checkpoints taken) is scraped on
+/metrics, and each name, and each label the queries group by, is looked up in what it answered."""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from services.check.run import manifest_expectations
+from services.devtools.embedded.workers import ServiceProcess
+from services.generation.writer import generate_to_topic
+from shared.catalog import Catalog
+from tests.support.waiting import wait_until
+
+from .rendering import full_name, render
+
+pytestmark = pytest.mark.broker
+
+METRIC = re.compile(r"\b((?:rekey|process)_[a-z_]+)\b")
+GROUPED = re.compile(r"\bby \(([a-z_, ]+)\) \((?:(?:rate|delta)\()?((?:rekey|process)_[a-z_]+)\b")
+"""`sum by (service, reason) (rate(rekey_dead_lettered_total[5m]))`: the labels and the metric they group."""
+
+
+def _expressions() -> list[str]:
+    manifests = render({"dashboards": {"enabled": True}, "alerts": {"enabled": True}})
+    dashboard = json.loads(manifests.get("ConfigMap", full_name("dashboard"))["data"]["rekey.json"])
+    rules = manifests.get("PrometheusRule", full_name("alerts"))["spec"]["groups"]
+    return ([target["expr"] for panel in dashboard["panels"] for target in panel["targets"]]
+            + [rule["expr"] for group in rules for rule in group["rules"]])
+
+
+def _scraped(text: str) -> dict[str, set[str]]:
+    """Each sample name of a /metrics page and the label names its samples carry."""
+    labels: dict[str, set[str]] = defaultdict(set)
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            labels[sample.name] |= set(sample.labels)
+    return labels
+
+
+def test_every_metric_and_grouping_label_of_the_dashboard_and_alerts_is_on_a_live_workers_page(
+    provisioned_catalog: tuple[Path, Catalog], kafka_bootstrap: str, schema_registry_url: str, tmp_path: Path,
+) -> None:
+    expressions = _expressions()
+    used = {name for expr in expressions for name in METRIC.findall(expr)}
+    grouped = [(set(map(str.strip, labels.split(","))), name) for expr in expressions
+               for labels, name in GROUPED.findall(expr)]
+    assert {"rekey_consumer_lag", "rekey_dead_lettered_total", "rekey_checkpoint_seconds_bucket"} <= used
+    assert {name for _, name in grouped} >= {"rekey_dead_lettered_total", "rekey_skipped_total"}
+
+    catalog_path, catalog = provisioned_catalog
+    source = catalog.sources[0].name
+    manifest = tmp_path / "manifest.jsonl"
+    generate_to_topic(kafka_bootstrap, source, 2_000, 12, malformed_rate=0.05, duplicate_rate=0.05, seed=5,
+                      manifest_path=manifest)
+    events, _ = manifest_expectations(manifest, source)
+    env = {"REKEY_KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap, "REKEY_REGISTRY_URL": schema_registry_url,
+           "REKEY_CATALOG_PATH": str(catalog_path), "REKEY_STATE_STORE": "memory",
+           "REKEY_DATA_DIR": str(tmp_path / "state"), "REKEY_APP_ID": f"rekey-acl-{uuid.uuid4().hex[:8]}",
+           "REKEY_INTERNAL_PARTITIONS": "2", "REKEY_COMMIT_INTERVAL_MS": "500"}
+    acl = ServiceProcess("acl", env, tmp_path).start()
+    try:
+        expected = len(events) * len(catalog.sources[0].feeds)
+        wait_until(lambda: acl.metric("rekey_produced_total", service="acl") >= expected, 180,
+                   f"the ACL produced {expected} domain records")
+        wait_until(lambda: acl.metric("rekey_skipped_total", service="acl", reason="duplicate") > 0, 30,
+                   "the sequence stage skipped the duplicates")
+        wait_until(lambda: acl.metric("rekey_checkpoint_seconds_count", service="acl") > 0, 30,
+                   "a checkpoint completed")
+        page = _scraped(acl.metrics())
+    finally:
+        acl.stop()
+
+    assert sorted(used - page.keys()) == []
+    missing = {name: sorted(labels - page[name]) for labels, name in grouped if labels - page[name]}
+    assert missing == {}
