@@ -44,11 +44,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from shared.sequencing import SourcePosition
 from shared.translation.avro_values import AvroValues, value_object
 from shared.translation.connect_values import NO_TYPES, RowTypes, may_hold_unavailable, plain_row
-from shared.translation.fields import Invalid, canonical_json, fail, json_object, long_value, optional_text, text
+from shared.translation.fields import LONG_MAX, Invalid, canonical_json, fail, json_object, long_value, text
 from shared.translation.mapping import CompiledField, FieldSource, Sources
 from shared.translation.outcomes import DomainEventDraft, Outcome, PoisonReason, Skip, SkipReason
 from shared.translation.source import SourceRecord
-from shared.translation.timestamps import encoding_of_connect_type, epoch_millis
+from shared.translation.timestamps import TimeEncoding, encoding_of_connect_type, epoch_millis
 
 EVENT_TYPES = {"c": "created", "u": "updated", "d": "deleted", "r": "snapshot"}
 _SCHEMA_AT, _PAYLOAD_AT = b'{"schema":', b',"payload":'
@@ -178,11 +178,14 @@ class ChangeTranslator:
                             CompiledField(_in_image(interaction_sources, image)))
                     for image in ("after", "before", "key")}
         self.labels = f"{_labels(org_sources)}, {_labels(interaction_sources)}"
-        self.event_time_labels = {image: f"{image}.{self.columns.event_time}" for image in ("after", "before")}
+        self.event_time_label = f"after.{self.columns.event_time}"
         self.schema_blocks: dict[bytes, RowTypes] = {}
         self.table_names: dict[tuple[object, object], str] = {}
         self.last_block: tuple[bytes, RowTypes] = (_NO_PREFIX, NO_TYPES)
         """The wrapper's start up to its payload (`{"schema":<block>,"payload":`) of the last block seen."""
+        self.time_encodings: dict[RowTypes, TimeEncoding] = {}
+        """The event-time column's encoding in the `after` image, by the row types it was named in."""
+        self.plain_id_columns = (_plain_column(org_sources), _plain_column(interaction_sources))
 
     def __call__(self, record: SourceRecord, avro: AvroValues | None = None, rows: RowMemory | None = None) -> Outcome:
         """`avro`: reads values and keys of the Avro converter (without it they are poison pills); `rows`: the
@@ -205,36 +208,62 @@ class ChangeTranslator:
             return Skip(SkipReason.MESSAGE, "logical decoding message (names no row)")
         if not isinstance(op, str) or op not in EVENT_TYPES:
             fail(PoisonReason.SCHEMA_INVALID, f"op {str(op)[:16]!r} is not one of c, u, d, r, t", "op")
-        source = _object(change, "source")
+        source = change.get("source")
+        if source.__class__ is not dict:
+            source = _object(change, "source")
         if op == "d":
             image, row, (org_id, interaction_id) = self._deleted(change, record, avro, rows)
             event_time_ms = long_value(_commit_ms(change, source), "source.ts_ms", PoisonReason.BAD_TIMESTAMP)
         else:
-            image, row = "after", _object(change, "after")
-            org_field, interaction_field = self.ids[image]
-            org_id = org_field.text(change, record, PoisonReason.MISSING_ORG_ID)
-            interaction_id = interaction_field.text(change, record, PoisonReason.MISSING_INTERACTION_ID)
-            event_time_ms = self._event_time(row, image, typing)
-        ordering_token, position = _position(source, _commit_ms(change, source))
-        if not source.get("table"):
-            fail(PoisonReason.SCHEMA_INVALID, "source.table is missing", "source.table")
-        table = self._table_name(source.get("schema"), source["table"])
+            image, after = "after", change.get("after")
+            row = after if after.__class__ is dict else _object(change, "after")
+            org_id, interaction_id = self._row_ids(row, change, record)
+            event_time_ms = self._event_time(row, typing)
+        lsn = source.get("lsn")
+        if lsn.__class__ is int and 0 <= lsn <= LONG_MAX:  # PostgreSQL, the common case, at once
+            ordering_token, position = lsn, f"lsn={lsn}"
+        else:
+            ordering_token, position = _position(source, _commit_ms(change, source))
+        table = self.table_names.get((source.get("schema"), source.get("table")))
+        if table is None:
+            if not source.get("table"):
+                fail(PoisonReason.SCHEMA_INVALID, "source.table is missing", "source.table")
+            table = self._table_name(source.get("schema"), source["table"])
         event_id = cdc_event_id(table, position, op, org_id, interaction_id)
         interaction_type = self.columns.interaction_type
+        if interaction_type is not None:
+            interaction_type = row.get(interaction_type)
+            if interaction_type is not None and not (interaction_type.__class__ is str and interaction_type.isascii()):
+                interaction_type = text(interaction_type, f"{image}.{self.columns.interaction_type}")
+        converters = typing.converters_of(image)
+        unavailable = may_hold_unavailable(rows_in)
         return DomainEventDraft(
             org_id=org_id,
             interaction_id=interaction_id,
             event_id=event_id,
             event_type=EVENT_TYPES[op],
-            interaction_type=None if interaction_type is None else optional_text(
-                row, interaction_type, f"{image}.{interaction_type}"),
+            interaction_type=interaction_type,
             event_time_ms=event_time_ms,
             source=SourcePosition(record.topic, record.partition, record.offset),
             ordering_token=ordering_token,
             change_op=op,
-            payload=canonical_json(plain_row(row, typing.converters_of(image), may_hold_unavailable(rows_in)), image),
+            payload=canonical_json(plain_row(row, converters, unavailable) if converters or unavailable else row,
+                                   image),
             dedupe_id=event_id,
         )
+
+    def _row_ids(self, row: dict[str, Any], change: dict[str, Any], record: SourceRecord) -> RowIds:
+        """The ids of a change of `row` (its `after` image): a declared plain column's ASCII text at once, else
+        as the declared sources say."""
+        org_column, interaction_column = self.plain_id_columns
+        org_id = None if org_column is None else row.get(org_column)
+        if org_id.__class__ is not str or not org_id.isascii() or not org_id or org_id.isspace():
+            org_id = self.ids["after"][0].text(change, record, PoisonReason.MISSING_ORG_ID)
+        interaction_id = None if interaction_column is None else row.get(interaction_column)
+        if interaction_id.__class__ is not str or not interaction_id.isascii() or not interaction_id or \
+                interaction_id.isspace():
+            interaction_id = self.ids["after"][1].text(change, record, PoisonReason.MISSING_INTERACTION_ID)
+        return org_id, interaction_id
 
     def _table_name(self, schema: object, name: object) -> str:
         """`schema.table` (or `table` without a schema), checked once per pair seen."""
@@ -288,10 +317,15 @@ class ChangeTranslator:
             return unwrapped, RowTypes.of_schema_block(change["schema"]), value
         return change, NO_TYPES, value
 
-    def _event_time(self, row: dict[str, Any], image: str, typing: RowTypes) -> int:
+    def _event_time(self, row: dict[str, Any], typing: RowTypes) -> int:
+        """The event time of a change of `row`, its `after` image."""
         column = self.columns.event_time
-        return epoch_millis(row.get(column), self.event_time_labels[image],
-                            encoding_of_connect_type(typing.name(image, column)))
+        encoding = self.time_encodings.get(typing)
+        if encoding is None:
+            if len(self.time_encodings) >= _SCHEMA_BLOCKS:
+                self.time_encodings.clear()
+            encoding = self.time_encodings[typing] = encoding_of_connect_type(typing.name("after", column))
+        return epoch_millis(row.get(column), self.event_time_label, encoding)
 
     def _ids(self, change: dict[str, Any], record: SourceRecord, image: str) -> RowIds | None:
         org_field, interaction_field = self.ids[image]
@@ -332,6 +366,15 @@ def _in_image(sources: Sources, image: str) -> Sources:
     return tuple(FieldSource.model_validate({**source.model_dump(exclude_defaults=True), "column": None,
                                              "path": f"{image}.{source.column}"})
                  if source.column is not None else source for source in sources)
+
+
+def _plain_column(sources: Sources) -> str | None:
+    """The column the first of `sources` reads when it takes the value as it is (None: it does something else)."""
+    first = sources[0] if sources else None
+    if first is None or first.column is None or first.pattern is not None or first.split is not None or \
+            first.ids == "template" or first.lowercase:
+        return None
+    return first.column
 
 
 def _labels(sources: Sources) -> str:

@@ -353,6 +353,32 @@ def test_the_org_comes_from_where_a_multi_tenant_layout_keeps_it(mapping: dict[s
     assert isinstance(draft, DomainEventDraft) and (draft.org_id, draft.interaction_id) == (org, "int-9")
 
 
+@pytest.mark.parametrize(("org_id", "tenant", "org"), [
+    ({"column": "tenant", "lowercase": True}, "ACME", "acme"),
+    ([{"column": "tenant"}, {"constant": "org-default"}], "   ", "org-default"),
+    ({"column": "tenant"}, "Örg-ß", "Örg-ß"),
+    ({"column": "tenant"}, 42, "42"),
+    ({"column": "tenant", "pattern": "^t-(.+)$"}, "t-7", "7"),
+])
+def test_a_column_id_taken_at_once_only_when_the_column_holds_it_as_it_is(org_id: Any, tenant: object,
+                                                                         org: str) -> None:
+    declared = DebeziumSource(**MappingOverrides.model_validate({"org_id": org_id}).model_dump(exclude_none=True))
+    value = change("u", after=dict(TENANT_ROW, tenant=tenant))
+    draft = translate(SourceRecord("crm.public.interactions", 0, 1, b'{"id": 5}', json.dumps(value).encode()),
+                      declared)
+    assert isinstance(draft, DomainEventDraft), draft
+    assert draft.org_id == org
+
+
+def test_a_blank_id_column_without_a_fallback_is_missing() -> None:
+    declared = DebeziumSource(**MappingOverrides.model_validate({"org_id": {"column": "tenant"}}).model_dump(
+        exclude_none=True))
+    value = change("u", after=dict(TENANT_ROW, tenant=" "))
+    pill = translate(SourceRecord("crm.public.interactions", 0, 1, b'{"id": 5}', json.dumps(value).encode()),
+                     declared)
+    assert isinstance(pill, PoisonPill) and pill.reason_code == PoisonReason.MISSING_ORG_ID
+
+
 def _compact(value: dict[str, Any]) -> bytes:
     """As Kafka Connect's JSON converter writes it: compact, the schema block first."""
     return json.dumps(value, separators=(",", ":")).encode()
