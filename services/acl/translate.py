@@ -5,6 +5,7 @@ backfill handed off, for deletes that carry only the primary key."""
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
@@ -81,4 +82,5 @@ class TranslateStage:
             DEAD_LETTERED.labels(self.service, reason).inc(count)
         for reason, count in skipped.items():
             SKIPPED.labels(self.service, reason).inc(count)
+        self.top_orgs.export_due(time.monotonic())
         return len(messages)

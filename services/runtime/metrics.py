@@ -24,6 +24,10 @@ CHECKPOINT_FAILURES = Counter(
 )
 
 
+ORG_EXPORT_INTERVAL_S = 5.0
+"""How often `TopOrgs.export_due` ranks the orgs: ranking all of them is too much for every batch."""
+
+
 class TopOrgs:
     """Counts records per org and exports only the current top N to `rekey_org_records`."""
 
@@ -31,9 +35,16 @@ class TopOrgs:
         self.size = size
         self.counts: Tally[str] = Tally()
         self.exported: set[str] = set()
+        self.next_export = 0.0
 
     def add(self, org_id: str) -> None:
         self.counts[org_id] += 1
+
+    def export_due(self, now: float) -> None:
+        """`export`, unless it ran less than `ORG_EXPORT_INTERVAL_S` before `now` (`time.monotonic()`)."""
+        if now >= self.next_export:
+            self.next_export = now + ORG_EXPORT_INTERVAL_S
+            self.export()
 
     def export(self) -> None:
         top = dict(self.counts.most_common(self.size))
