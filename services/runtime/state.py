@@ -502,8 +502,8 @@ class Table:
                         records.extend(_decode_chunk(value))
                     else:
                         records.append((key, value))
-                if messages:
-                    reached = min(high, messages[-1].offset() + 1)
+                reached = min(high, messages[-1].offset() + 1) if messages else position
+                if reached > position:
                     RESTORE_PROGRESS.advanced(reached - position)
                     position = reached
                 del messages
