@@ -28,8 +28,8 @@ from tests.support.kafka import read_topic
 
 pytestmark = [pytest.mark.spark, pytest.mark.broker]
 
-EVENTS = 1500
-KILLED_EVENTS = 6_000  # 16 write tasks on 2 cores: several are still to run when the first commits
+EVENTS = 3000
+KILLED_EVENTS = 20_000  # 16 write tasks on 2 cores: several are still to run when the first commits
 
 
 @pytest.fixture

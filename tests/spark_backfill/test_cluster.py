@@ -36,7 +36,7 @@ from tests.support.waiting import wait_until
 pytestmark = [pytest.mark.spark, pytest.mark.broker]
 
 CHECKOUT = Path(__file__).resolve().parents[2]
-EVENTS = 1500
+EVENTS = 3000
 FAMILY = "interaction_events"
 LIVE = 200
 

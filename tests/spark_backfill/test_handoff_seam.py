@@ -54,7 +54,7 @@ def test_backfill_then_live_acl_continue_every_key_densely(
     path, catalog = provisioned_catalog
     source = next(s.name for s in catalog.sources if s.format == "ccaas-json")
     kafka, registry = KafkaSettings(bootstrap_servers=kafka_bootstrap), RegistrySettings(url=schema_registry_url)
-    generate_to_topic(kafka_bootstrap, source, 1000, 10, hot_orgs=("org-acme", "org-initech"),
+    generate_to_topic(kafka_bootstrap, source, 2000, 10, hot_orgs=("org-acme", "org-initech"),
                       malformed_rate=0.01, duplicate_rate=0.02, seed=5)
     report = run_backfill(spark, BackfillRequest([source], FAMILY, path), kafka, registry)
     snapshot_end = {int(p): o for p, o in report.snapshot[0]["end"].items()}

@@ -26,7 +26,7 @@ from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.broker, pytest.mark.postgres, pytest.mark.connect, pytest.mark.registry]
 
-SNAPSHOT_ROWS = 10_000
+SNAPSHOT_ROWS = 30_000
 
 
 def _assert_payloads_plain(table: CrmTable, events: dict[str, list[dict[str, Any]]]) -> None:
