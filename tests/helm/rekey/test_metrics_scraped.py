@@ -64,7 +64,7 @@ def test_every_metric_and_grouping_label_of_the_dashboard_and_alerts_is_on_a_liv
     env = {"REKEY_KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap, "REKEY_REGISTRY_URL": schema_registry_url,
            "REKEY_CATALOG_PATH": str(catalog_path), "REKEY_STATE_STORE": "memory",
            "REKEY_DATA_DIR": str(tmp_path / "state"), "REKEY_APP_ID": f"rekey-acl-{uuid.uuid4().hex[:8]}",
-           "REKEY_INTERNAL_PARTITIONS": "2", "REKEY_COMMIT_INTERVAL_MS": "500"}
+           "REKEY_INTERNAL_PARTITIONS": "4", "REKEY_COMMIT_INTERVAL_MS": "500"}
     acl = ServiceProcess("acl", env, tmp_path).start()
     try:
         expected = len(events) * len(catalog.sources[0].feeds)

@@ -35,7 +35,7 @@ def test_each_dead_letter_carries_its_source_records_timestamp(
     env = {"REKEY_KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap, "REKEY_REGISTRY_URL": schema_registry_url,
            "REKEY_CATALOG_PATH": str(catalog_path), "REKEY_STATE_STORE": "memory",
            "REKEY_DATA_DIR": str(tmp_path / "state"), "REKEY_APP_ID": f"rekey-acl-{uuid.uuid4().hex[:8]}",
-           "REKEY_INTERNAL_PARTITIONS": "2"}
+           "REKEY_INTERNAL_PARTITIONS": "4"}
     acl = ServiceProcess("acl", env, tmp_path).start()
     try:
         wait_until(lambda: sum(end_offsets(kafka_bootstrap, catalog.dlq_topic).values()) >= len(POISON), 120,
