@@ -70,7 +70,8 @@ def test_the_app_keys_sequences_and_encodes_every_event_once(
         assert record.partition == key_partition(key, OUTPUT_PARTITIONS)
         assert int(record.headers["seq"]) == event["sequence"]
         assert record.headers["src"].decode() in positions[draft.event_id]
-        assert (event["event_type"], event["event_time"]) == (draft.event_type, draft.event_time_ms)
+        event_time_ms = round(event["event_time"].timestamp() * 1000)  # decoded as its logical type, a datetime
+        assert (event["event_type"], event_time_ms) == (draft.event_type, draft.event_time_ms)
         by_key[key].append(event["sequence"])
         events.append(event["event_id"])
     assert sorted(events) == sorted(expected)
