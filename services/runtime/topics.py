@@ -7,7 +7,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from confluent_kafka import KafkaError, KafkaException
-from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic, ResourceType
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    NewPartitions,
+    NewTopic,
+    ResourceType,
+)
 
 CHANGELOG_SEGMENT_BYTES = 4 * 1024 * 1024
 CHANGELOG_SEGMENT_MS = 3_600_000
@@ -40,9 +48,11 @@ class InternalTopic:
     config: dict[str, str] = field(default_factory=dict)
 
 
-def ensure_topics(admin: AdminClient, topics: Iterable[InternalTopic], timeout: float = 30.0) -> dict[str, int]:
+def ensure_topics(admin: AdminClient, topics: Iterable[InternalTopic], timeout: float = 30.0,
+                  grow: bool = False) -> dict[str, int]:
     """Create the topics that do not exist yet, wait until the cluster's metadata shows every one of them, and
-    return their partition counts (an existing topic keeps its own).
+    return their partition counts (an existing topic keeps its own, unless `grow`: then one with fewer partitions
+    than asked gets the missing ones, which only topics no record is placed in by key may).
 
     A topic missing from the metadata at the first assignment would be left out of it until the next metadata
     refresh, so its records would sit unread."""
@@ -60,16 +70,27 @@ def ensure_topics(admin: AdminClient, topics: Iterable[InternalTopic], timeout: 
                 raise
             existing.append(wanted[name])
     align_configs(admin, existing, timeout)
+    if grow:
+        _grow(admin, existing, timeout)
     deadline = time.monotonic() + timeout
     while True:
         metadata = admin.list_topics(timeout=10).topics
         missing = [n for n in wanted if n not in metadata or metadata[n].error is not None
-                   or not metadata[n].partitions]
+                   or len(metadata[n].partitions) < (wanted[n].partitions if grow else 1)]
         if not missing:
             return {name: len(metadata[name].partitions) for name in wanted}
         if time.monotonic() > deadline:
             raise TimeoutError(f"topics {missing} not visible in the cluster metadata after {timeout:.0f}s")
         time.sleep(0.2)
+
+
+def _grow(admin: AdminClient, existing: list[InternalTopic], timeout: float) -> None:
+    metadata = admin.list_topics(timeout=10).topics
+    short = [NewPartitions(t.name, t.partitions) for t in existing
+             if t.name in metadata and len(metadata[t.name].partitions) < t.partitions]
+    if short:
+        for future in admin.create_partitions(short).values():
+            future.result(timeout)
 
 
 def align_configs(admin: AdminClient, topics: Iterable[InternalTopic], timeout: float = 30.0) -> list[str]:

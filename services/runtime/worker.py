@@ -504,27 +504,29 @@ class Worker:
 
     # -- plumbing ----------------------------------------------------------------------------------------
     def _ensure_topics(self) -> list[str]:
-        topics = [*self.internal_topics, *(
-            InternalTopic(spec.changelog, self.settings.internal_partitions,
+        """The internal topics, then the changelogs: a table is kept per partition of its input topic, so its
+        changelog has as many partitions as that topic."""
+        self.partition_counts = ensure_topics(self.admin, self.internal_topics)
+        inputs = self._wait_until_known(sorted(self.by_topic))
+        partitions = {**inputs, **self.partition_counts}
+        self.partition_counts |= ensure_topics(self.admin, [
+            InternalTopic(spec.changelog, partitions.get(spec.input_topic, self.settings.internal_partitions),
                           self.settings.internal_replication_factor, spec.changelog_config)
-            for spec in self.table_specs)]
-        self.partition_counts = ensure_topics(self.admin, topics)
-        self._wait_until_known(sorted(self.by_topic))
+            for spec in self.table_specs], grow=True)
         return sorted(self.by_topic)
 
-    def _wait_until_known(self, topics: list[str], timeout: float = 30.0) -> None:
-        """Until the consumer's own metadata has every input topic: one it does not know yet would be left out
-        of the first assignment."""
+    def _wait_until_known(self, topics: list[str], timeout: float = 30.0) -> dict[str, int]:
+        """Until the consumer's own metadata has every input topic (one it does not know yet would be left out of
+        the first assignment); the partition counts of those it knows."""
         deadline = time.monotonic() + timeout
         while True:
             known = self.consumer.list_topics(timeout=10).topics
             missing = [t for t in topics if t not in known or known[t].error is not None or not known[t].partitions]
-            if not missing:
-                return
-            if time.monotonic() > deadline:
-                log.warning("input topics still unknown to the consumer; they join at a metadata refresh",
-                            topics=missing)
-                return
+            if not missing or time.monotonic() > deadline:
+                if missing:
+                    log.warning("input topics still unknown to the consumer; they join at a metadata refresh",
+                                topics=missing)
+                return {t: len(known[t].partitions) for t in topics if t not in missing}
             time.sleep(0.2)
 
     def _worker_id(self) -> str:
