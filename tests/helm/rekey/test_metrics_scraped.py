@@ -74,6 +74,8 @@ def test_every_metric_and_grouping_label_of_the_dashboard_and_alerts_is_on_a_liv
                    "the sequence stage skipped the duplicates")
         wait_until(lambda: acl.metric("rekey_checkpoint_seconds_count", service="acl") > 0, 30,
                    "a checkpoint completed")
+        wait_until(lambda: "rekey_consumer_lag" in _scraped(acl.metrics()), 60,
+                   "the lag gauges exported (the worker exports them every few seconds)")
         page = _scraped(acl.metrics())
     finally:
         acl.stop()
