@@ -121,7 +121,7 @@ def test_workers_restarted_during_a_registry_outage_run_on_the_schema_ids_they_r
     renamed = catalog.topic(catalog.family(catalog.default_family).output_topics[0]).schema_subject
     catalog_path.write_text(catalog_path.read_text().replace(f"schema_subject: {renamed}\n",
                                                              f"schema_subject: renamed-{renamed}\n"))
-    with pytest.raises(NotReady, match="exited with 3"):
+    with pytest.raises(NotReady, match="exited with 1"):
         ServiceProcess("acl", env, tmp_path, name="acl-3").start()
     errors = [line for line in (tmp_path / "acl-3.log").read_text().splitlines() if line.startswith("error:")]
     assert len(errors) == 1
@@ -135,7 +135,7 @@ def test_a_worker_without_remembered_ids_fails_at_start_up_while_the_registry_is
     catalog_path, _ = provisioned_catalog
     url = f"http://127.0.0.1:{free_port(47400)}/apis/ccompat/v7"
     env = acl_env(kafka_bootstrap, url, catalog_path, tmp_path / "empty-state")
-    with pytest.raises(NotReady, match="exited with 3"):
+    with pytest.raises(NotReady, match="exited with 1"):
         ServiceProcess("acl", env, tmp_path).start()
     errors = [line for line in (tmp_path / "acl.log").read_text().splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and f"schema registry at {url} is unreachable while registering" in errors[0]

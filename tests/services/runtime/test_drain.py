@@ -5,6 +5,7 @@ succeeded."""
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
 from collections.abc import Callable
@@ -161,11 +162,13 @@ def test_a_drained_checkpoint_reports_its_delivery_before_it_commits_and_writes_
     assert (_committed(consumer, source), table.store.get(b"k") is not None) == (5, True)
 
 
-def test_a_failed_drain_reports_no_delivery(parts) -> None:
+def test_a_failed_drain_reports_no_delivery(parts, topic_factory: Callable[..., str]) -> None:
     checkpoint, producer, _consumer, _table, source = parts
     reports: list[None] = []
     checkpoint.delivered = lambda: reports.append(None)
-    producer.client.produce(source, b"undeliverable", b"k", partition=7)
+    small = topic_factory(partitions=1, prefix="small", config={"max.message.bytes": "1024"})
+    # Larger than the topic takes: the broker refuses it, whatever the producer knew of the topic when it was sent.
+    producer.client.produce(small, os.urandom(10_000), b"k")
     checkpoint.offsets[(source, 0)] = 5
     checkpoint.commit()
 
