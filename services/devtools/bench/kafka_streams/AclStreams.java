@@ -201,16 +201,14 @@ public final class AclStreams {
      * redelivery) gets its first sequence again; from another position (an upstream duplicate) it is dropped.
      */
     static final class Sequence implements Processor<String, GenericRecord, String, byte[]> {
-        private final GenericDatumWriter<GenericRecord> writer;
+        private final AvroBinary avro;
         private final byte[] wireHeader;
-        private final ByteArrayOutputStream buffer = new ByteArrayOutputStream(512);
-        private BinaryEncoder encoder;
         private ProcessorContext<String, byte[]> context;
         private KeyValueStore<String, String> seen;
         private KeyValueStore<String, Long> sequences;
 
         Sequence(Schema schema, int schemaId) {
-            this.writer = new GenericDatumWriter<>(schema);
+            this.avro = new AvroBinary(schema);
             this.wireHeader = ByteBuffer.allocate(5).put((byte) 0).putInt(schemaId).array();
         }
 
@@ -242,15 +240,26 @@ public final class AclStreams {
                 sequence = Long.parseLong(earlier.substring(0, space));
             }
             event.put("sequence", sequence);
-            Record<String, byte[]> output = record.withValue(encode(event)).withTimestamp(System.currentTimeMillis());
+            Record<String, byte[]> output = record.withValue(avro.encode(wireHeader, event)).withTimestamp(System.currentTimeMillis());
             output.headers().add("seq", Long.toString(sequence).getBytes(StandardCharsets.UTF_8));
             output.headers().add("src", src.getBytes(StandardCharsets.UTF_8));
             context.forward(output);
         }
+    }
 
-        private byte[] encode(GenericRecord event) {
+    /** Avro binary of the domain event after a prefix (the wire header, or nothing), one buffer reused. */
+    static final class AvroBinary {
+        private final GenericDatumWriter<GenericRecord> writer;
+        private final ByteArrayOutputStream buffer = new ByteArrayOutputStream(512);
+        private BinaryEncoder encoder;
+
+        AvroBinary(Schema schema) {
+            this.writer = new GenericDatumWriter<>(schema);
+        }
+
+        byte[] encode(byte[] prefix, GenericRecord event) {
             buffer.reset();
-            buffer.writeBytes(wireHeader);
+            buffer.writeBytes(prefix);
             encoder = EncoderFactory.get().binaryEncoder(buffer, encoder);
             try {
                 writer.write(event, encoder);
@@ -262,27 +271,13 @@ public final class AclStreams {
         }
     }
 
+    private static final byte[] NO_PREFIX = new byte[0];
+
     /** Plain Avro binary of the domain event for the repartition topic (no registry: both ends share the schema). */
     static Serde<GenericRecord> avroSerde(Schema schema) {
-        GenericDatumWriter<GenericRecord> writer = new GenericDatumWriter<>(schema);
+        AvroBinary avro = new AvroBinary(schema);
         GenericDatumReader<GenericRecord> reader = new GenericDatumReader<>(schema);
-        Serializer<GenericRecord> serializer = new Serializer<>() {
-            private final ByteArrayOutputStream buffer = new ByteArrayOutputStream(512);
-            private BinaryEncoder encoder;
-
-            @Override
-            public byte[] serialize(String topic, GenericRecord event) {
-                buffer.reset();
-                encoder = EncoderFactory.get().binaryEncoder(buffer, encoder);
-                try {
-                    writer.write(event, encoder);
-                    encoder.flush();
-                } catch (IOException error) {
-                    throw new UncheckedIOException(error);
-                }
-                return buffer.toByteArray();
-            }
-        };
+        Serializer<GenericRecord> serializer = (topic, event) -> avro.encode(NO_PREFIX, event);
         Deserializer<GenericRecord> deserializer = new Deserializer<>() {
             private BinaryDecoder decoder;
 
