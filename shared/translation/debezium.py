@@ -356,11 +356,6 @@ class ChangeTranslator:
         return ("key", keyed, remembered) if keyed is not None else ("before", before or {}, remembered)
 
 
-def translate_change(record: SourceRecord, avro: AvroValues | None = None, rows: RowMemory | None = None) -> Outcome:
-    """A change of the default table (`DebeziumSource()`)."""
-    return _DEFAULT(record, avro, rows)
-
-
 def _in_image(sources: Sources, image: str) -> Sources:
     """`sources` with each `column` read from `image` of the change event."""
     return tuple(FieldSource.model_validate({**source.model_dump(exclude_defaults=True), "column": None,
@@ -441,6 +436,3 @@ def _key_row(key: bytes | None, avro: AvroValues | None) -> dict[str, Any] | Non
     if writer is None and "payload" in document and "schema" in document:
         document = document["payload"]
     return document if isinstance(document, dict) else None
-
-
-_DEFAULT = ChangeTranslator()
