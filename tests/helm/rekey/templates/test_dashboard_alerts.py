@@ -41,7 +41,8 @@ def _exported() -> set[str]:
     """Sample names the services' /metrics can carry: the runtime's metrics in the process's default registry."""
     import prometheus_client
 
-    import services.runtime.metrics  # noqa: F401 - registers the runtime's metrics
+    import services.runtime.metrics
+    import services.runtime.state  # noqa: F401 - both register their metrics
 
     names: set[str] = set()
     suffixes = {"counter": ("_total",), "histogram": ("_bucket", "_count", "_sum"), "gauge": ("",)}
@@ -73,21 +74,27 @@ def test_the_dashboard_is_a_sidecar_configmap_with_every_panel_asked() -> None:
 def test_every_metric_the_dashboard_and_rules_use_is_exported() -> None:
     used = {name for expr in _expressions() for name in METRIC.findall(expr)}
     assert used >= {"rekey_consumer_lag", "rekey_dead_lettered_total", "rekey_checkpoint_seconds_bucket",
+                    "rekey_checkpoint_failures_total", "rekey_restore_remaining_records",
                     "process_resident_memory_bytes"}
     assert used - _exported() == set()
 
 
 def test_alert_thresholds_come_from_values() -> None:
     values = {"alerts": {"enabled": True, "labels": {"release": "kube-prometheus-stack"}, "deadLettersPerSecond": 0.5,
-                         "lagGrowingFor": "30m", "workerDownFor": "2m"}}
+                         "lagGrowingFor": "30m", "workerDownFor": "2m", "checkpointFailures": 3,
+                         "checkpointFailuresWindow": "1h", "restoreRunningFor": "45m"}}
     rule = _rules(values)
     assert rule["metadata"]["labels"]["release"] == "kube-prometheus-stack"
     rules = {r["alert"]: r for r in rule["spec"]["groups"][0]["rules"]}
     assert set(rules) == {"RekeyConsumerLagGrowing", "RekeyDeadLetterRateHigh", "RekeyCheckpointSlow",
-                          "RekeyCheckpointsStopped", "RekeyWorkerDown"}
+                          "RekeyCheckpointsStopped", "RekeyCheckpointsFailing", "RekeyRestoreRunningLong",
+                          "RekeyWorkerDown"}
     assert rules["RekeyDeadLetterRateHigh"]["expr"].endswith("> 0.5")
     assert (rules["RekeyConsumerLagGrowing"]["for"], rules["RekeyWorkerDown"]["for"]) == ("30m", "2m")
     assert 'up{service=~"demo-rekey-.*"}' in rules["RekeyWorkerDown"]["expr"]
+    failing = rules["RekeyCheckpointsFailing"]["expr"]
+    assert failing.endswith("> 3") and "offset 1h" in failing and "[1h]" in failing
+    assert rules["RekeyRestoreRunningLong"]["for"] == "45m"
 
 
 def _promtool() -> str:
