@@ -1,5 +1,5 @@
 """`rekey status`: lag per service group and topic, dead letters with their newest reasons, domain topic skew,
-catalog drift and backfill hand-offs."""
+catalog drift, backfill hand-offs and the named workers' readiness and restore progress."""
 
 from __future__ import annotations
 
@@ -69,6 +69,15 @@ def _render(status: Status, show_partitions: bool) -> None:
                          _timestamp(run.started_at), _timestamp(run.finished_at),
                          "-" if run.written is None else f"{run.written:,}")
         _console.print(runs)
+    if status.workers:
+        workers = Table(title="Workers (their /readyz)", title_justify="left")
+        for column in ("worker", "ready", "restore: changelog records read", "detail"):
+            workers.add_column(column)
+        for worker in status.workers:
+            restore = ("-" if worker.restore_to_read is None
+                       else f"{worker.restore_read:,} of {worker.restore_to_read:,}")
+            workers.add_row(worker.address, "yes" if worker.ready else "no", restore, worker.detail)
+        _console.print(workers)
     for note in status.notes:
         _console.print(f"note: {note}", highlight=False)
 
@@ -86,6 +95,9 @@ def status(
     partitions: Annotated[bool, typer.Option("--partitions", help="Lag per partition too.")] = False,
     output: OutputOption = Output.table,
     watch: Annotated[float | None, typer.Option("--watch", min=1, help="Refresh every this many seconds.")] = None,
+    workers: Annotated[list[str] | None, typer.Option("--worker", help="HOST:PORT of a worker's web port "
+                                                      "(REKEY_WEB_PORT), repeatable: its readiness and restore "
+                                                      "progress.")] = None,
 ) -> None:
     """One screen for an operator: lag per service group and topic, the dead-letter count and its newest reasons,
     the per-partition spread of each domain topic, the catalog's drift against the cluster and the backfills of
@@ -99,7 +111,7 @@ def status(
         require_kafka(config)
         groups = service_groups(catalog, acl_group, projection_group, (sink_group, sink_topic) if sink_topic else None)
         while True:
-            snapshot = collect(config, catalog, groups)
+            snapshot = collect(config, catalog, groups, workers or [])
             if output is Output.json:
                 print_json(snapshot.as_json())
             else:

@@ -5,7 +5,8 @@ Lag is a group's committed offset against the end offset per partition (a group 
 from the partition's start). Dead letters are counted from the topic's offsets and the newest few are read for
 their `dlq.reason` header. A domain topic's skew is its busiest partition against the mean partition. Drift is
 what `rekey topics apply` would report (partitions, replication, configs). A backfill is `started`,
-`data_written` (the live service must not start yet) or `complete` (handed off).
+`data_written` (the live service must not start yet) or `complete` (handed off). The workers named are asked
+for their readiness and restore progress (`services.status.workers`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -22,6 +24,7 @@ from confluent_kafka.admin import AdminClient, OffsetSpec
 from services.kafka.offsets import committed_offsets
 from services.kafka.topics import describe_topics
 from services.kafka.transient import LEADER_MOVING
+from services.status.workers import WorkerState, worker_state
 from shared.catalog import Catalog
 from shared.catalog.drift import Drift, topic_drift
 
@@ -77,6 +80,7 @@ class Status:
     drift: list[Drift] = field(default_factory=list)
     backfills: list[Backfill] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    workers: list[WorkerState] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -86,6 +90,7 @@ class Status:
             "drift": [asdict(d) for d in self.drift],
             "backfills": [asdict(b) for b in self.backfills],
             "notes": self.notes,
+            "workers": [asdict(w) for w in self.workers],
         }
 
 
@@ -102,7 +107,8 @@ def service_groups(catalog: Catalog, acl_group: str, projection_group: str,
     return groups
 
 
-def collect(config: dict[str, Any], catalog: Catalog, groups: dict[str, list[str]]) -> Status:
+def collect(config: dict[str, Any], catalog: Catalog, groups: dict[str, list[str]], workers: Sequence[str] = ()
+            ) -> Status:
     family_topics = list(dict.fromkeys(t for f in catalog.families.values() for t in f.output_topics))
     wanted = {t for topics in groups.values() for t in topics} | set(family_topics) | {catalog.dlq_topic}
     with AdminClient(config) as admin:  # closed here, not by the garbage collector on a librdkafka thread
@@ -120,7 +126,7 @@ def collect(config: dict[str, Any], catalog: Catalog, groups: dict[str, list[str
             for t in family_topics if t in existing]
     runs = backfills(config, catalog.checkpoint_topic) if catalog.checkpoint_topic in existing else []
     notes = [f"topic {topic} does not exist" for topic in sorted(wanted - existing)]
-    return Status(lag, dead_letters, reasons, skew, drift, runs, notes)
+    return Status(lag, dead_letters, reasons, skew, drift, runs, notes, [worker_state(w) for w in workers])
 
 
 def catalog_drift(admin: AdminClient, catalog: Catalog) -> list[Drift]:
