@@ -65,6 +65,8 @@ def spark_conf(master: str | None, *, ui: bool = False, extra: Mapping[str, str]
         # Executors are threads of this JVM: they must run this venv's Python, which has rekey installed.
         conf["spark.pyspark.python"] = sys.executable
         conf["spark.pyspark.driver.python"] = sys.executable
+        # Python workers import pyspark from this venv, not from Spark's archives (see the module).
+        conf["spark.python.daemon.module"] = "spark_backfill.python_daemon"
     if jars is not None:
         conf["spark.jars"] = ",".join(jars)
     conf.update(extra or {})

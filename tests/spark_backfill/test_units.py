@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
+import pyspark
 import pytest
 
 from shared.avro import SplitEncoder, encode_body, frame, load_schema, parse_schema, zigzag_varint
 from spark_backfill.extract import OffsetRange
+from spark_backfill.python_daemon import without_bundled_spark
 from spark_backfill.session import parse_conf, resolve_master, spark_conf
 
 
@@ -27,7 +30,18 @@ def test_spark_conf_is_modest_and_ships_the_connector() -> None:
     assert local["spark.jars"] == "/x/a.jar,/x/b.jar"
     assert local["spark.executor.memory"] == "1g"
     assert "spark.sql.shuffle.partitions" not in spark_conf("k8s://https://k", ui=True)
+    assert local["spark.python.daemon.module"] == "spark_backfill.python_daemon"
+    assert "spark.python.daemon.module" not in spark_conf("spark://127.0.0.1:7077")
     assert spark_conf("k8s://https://k", ui=True)["spark.ui.enabled"] == "true"
+
+
+def test_python_workers_drop_sparks_bundled_archives_only_where_pyspark_is_installed(tmp_path: Path) -> None:
+    home = str(tmp_path / "spark")
+    bundled = [f"{home}/python/lib/pyspark.zip", f"{home}/python/lib/py4j-0.10.9.9-src.zip", f"{home}/jars/core.jar"]
+    installed = str(Path(pyspark.__file__).parents[1])
+    assert without_bundled_spark([*bundled, installed], home) == [installed]
+    assert without_bundled_spark([*bundled, str(tmp_path)], home) == [*bundled, str(tmp_path)]
+    assert without_bundled_spark(bundled, None) == bundled
 
 
 def test_parse_conf() -> None:
