@@ -8,7 +8,11 @@ for the offset commit, a round trip to the group coordinator: a helper thread ma
 stores are written once it succeeded (`finish_commit`). A final checkpoint (revocation, stop) waits for the
 producer at once, and commits offsets still left to the helper itself (`fold_commit`).
 exactly-once: produce the changelog records in the open transaction; add the consumed offsets to it
-(`send_offsets_to_transaction`, fenced by the group generation); commit it; persist the local stores.
+(`send_offsets_to_transaction`, fenced by the group generation); commit it; persist the local stores. The loop does
+not stop for the commit either, a round trip to the transaction coordinator after every output is acknowledged: a
+helper thread makes it (`_TransactionCommit`) while the loop goes on processing and holds the new outputs back (no
+record can join a transaction being committed), and they open the next transaction once it is committed. A final
+checkpoint commits on the loop.
 
 Persisting does not stop the loop either: the committed changes are written to the local stores between batches,
 at an even pace over `persist_within` seconds (`persist_some`; they stay readable until then), and the next
@@ -84,6 +88,32 @@ class _OffsetCommit:
             raise CheckpointFailed(f"offset commit refused: {self.refused.args[0]}") from self.refused
 
 
+class _TransactionCommit:
+    """Exactly-once: a checkpoint's transaction, its consumed offsets added, committed on a helper thread while the
+    loop goes on (done on the loop, the commit held every record back for as long as it took)."""
+
+    def __init__(self, producer: OutputProducer, offsets: list[TopicPartition], group_metadata: object) -> None:
+        self.failure: BaseException | None = None
+        self.thread = threading.Thread(target=self._commit, args=(producer, offsets, group_metadata),
+                                       name="kafka-transaction", daemon=True)
+        self.thread.start()
+
+    def _commit(self, producer: OutputProducer, offsets: list[TopicPartition], group_metadata: object) -> None:
+        try:
+            producer.commit(offsets, lambda: group_metadata)
+        except (CheckpointFailed, KafkaException) as failure:  # raised on the loop's thread (`wait`)
+            self.failure = failure
+
+    def done(self) -> bool:
+        return not self.thread.is_alive()
+
+    def wait(self) -> None:
+        """Until the transaction's commit has returned; what it raised, raised here."""
+        self.thread.join()
+        if self.failure is not None:
+            raise self.failure
+
+
 class Checkpoint:
     def __init__(self, consumer: Consumer, producer: OutputProducer, watermarks: Consumer,
                  tables: dict[tuple[str, int], Table], delivered: Callable[[], None] = lambda: None,
@@ -105,7 +135,10 @@ class Checkpoint:
         self.ends_recorded_at = 0.0
         self._drain: _Drain | None = None
         """DRAINING: the checkpoint whose changelog is produced, waiting for the producer to deliver it and the
-        outputs before it (at-least-once; `drained`, `finish_drain`)."""
+        outputs before it (at-least-once), or for its transaction's commit (exactly-once; `drained`,
+        `finish_drain`)."""
+        self._transaction: _TransactionCommit | None = None
+        """Exactly-once, DRAINING: the transaction being committed on the helper thread."""
         self._commit: _OffsetCommit | None = None
         """COMMITTING: the drained checkpoint whose offsets are being committed; its stores are written once they
         are (`offsets_committed`, `finish_commit`)."""
@@ -120,9 +153,16 @@ class Checkpoint:
     def phase(self) -> Phase:
         return self.state.phase
 
+    @property
+    def committing_transaction(self) -> bool:
+        """Whether a transaction is being committed on the helper thread (the next checkpoint waits for it)."""
+        return self._transaction is not None
+
     def begin(self) -> None:
-        """Open the transaction that the next outputs belong to (exactly-once; nothing to do otherwise)."""
-        self.producer.begin()
+        """Open the transaction that the next outputs belong to (exactly-once; nothing to do otherwise); none while
+        the previous one is being committed: the outputs are held until then."""
+        if self._transaction is None:
+            self.producer.begin()
 
     def commit(self, final: bool = False) -> float | None:
         """Commit what was processed since the last checkpoint; return how long it took (None: nothing to do, or
@@ -150,28 +190,39 @@ class Checkpoint:
         self.offsets.clear()
         self._drain = drain = _Drain(offsets, records, started, time.monotonic())
         self.state.to(Phase.DRAINING)
-        if self.exactly_once:
+        if self.exactly_once and final:
             self.producer.commit(offsets, self._group_metadata)
+        elif self.exactly_once:
+            self._transaction = _TransactionCommit(self.producer, offsets,
+                                                   self._group_metadata() if offsets else None)
         drain.blocked = time.monotonic() - started
-        if not self.exactly_once and not final:
+        if not final:
             return None
         return self.finish_drain(final)
 
     def drained(self) -> bool:
-        """Whether the draining checkpoint can finish without waiting: the producer holds nothing undelivered (and
-        the error reports are served: the caller polled it)."""
-        return self.phase is Phase.DRAINING and self.producer.undelivered() == 0
+        """Whether the draining checkpoint can finish without waiting: its transaction's commit has returned
+        (exactly-once), or the producer holds nothing undelivered (and the error reports are served: the caller
+        polled it)."""
+        if self.phase is not Phase.DRAINING:
+            return False
+        if self._transaction is not None:
+            return self._transaction.done()
+        return self.producer.undelivered() == 0
 
     def finish_drain(self, final: bool = False) -> float | None:
-        """Finish the draining checkpoint: wait until everything produced is delivered (at-least-once; nothing when
-        `drained()`), report it (`delivered`), commit its offsets, persist its changes; return how long the whole
-        checkpoint took. At-least-once and not `final`, the offsets are committed on a helper thread: None, and
-        `finish_commit` ends the checkpoint."""
+        """Finish the draining checkpoint: wait until everything produced is delivered (at-least-once), or until its
+        transaction is committed (exactly-once; nothing when `drained()`), report it (`delivered`), commit its
+        offsets (at-least-once), persist its changes; return how long the whole checkpoint took. At-least-once and
+        not `final`, the offsets are committed on a helper thread: None, and `finish_commit` ends the checkpoint."""
         self.state.require(Phase.DRAINING)
         drain = self._drain
         assert drain is not None
         entered = time.monotonic()
-        if not self.exactly_once:
+        transaction, self._transaction = self._transaction, None
+        if transaction is not None:
+            transaction.wait()
+        elif not self.exactly_once:
             self.producer.deliver_all()
         commit_off_the_loop = not self.exactly_once and bool(drain.offsets) and not final
         self._drain = None
@@ -301,7 +352,19 @@ class Checkpoint:
         being committed are waited for, and their changes kept if they were; `wait_for_commit=False` (partitions
         lost: their tables are closed, and restored from the changelogs by their next owner) drops those too.
         Raises `ProducerStuck` (nothing dropped yet) when the producer can take no call, and `KafkaException` when
-        it failed for good: replace it (`OutputProducer.replace`) and abandon again."""
+        it failed for good: replace it (`OutputProducer.replace`) and abandon again. A transaction being committed
+        is waited for first (the producer takes no other call meanwhile), and its changes kept if it was."""
+        transaction, self._transaction = self._transaction, None
+        if transaction is not None:
+            drain = self._drain
+            assert drain is not None
+            try:
+                transaction.wait()
+                if wait_for_commit:
+                    for table, changes in drain.records.items():  # committed input: kept (`discard` writes)
+                        table.queue_persist(changes, None)
+            except (CheckpointFailed, KafkaException):
+                pass  # not committed: its changes go with the rest
         if self.producer.unusable is not None:
             raise self.producer.unusable
         commit, self._commit = self._commit, None

@@ -2,9 +2,10 @@
 `StreamThread.State`): the worker asks the state where a checkpoint is, and a step taken out of order raises
 instead of leaving a checkpoint half in two phases.
 
-IDLE -> DRAINING (`Checkpoint.commit`: changelog produced; exactly-once, the transaction committed too)
+IDLE -> DRAINING (`Checkpoint.commit`: changelog produced; exactly-once, the transaction being committed on a
+helper thread, or committed when final)
 DRAINING -> COMMITTING (at-least-once: everything before it delivered, its offsets committed on a helper thread)
-DRAINING -> IDLE (its offsets committed on the loop: exactly-once, or a final checkpoint)
+DRAINING -> IDLE (exactly-once: the transaction committed; or its offsets committed on the loop: a final checkpoint)
 COMMITTING -> IDLE (the helper's commit returned)
 COMMITTING -> FOLDED (a final checkpoint commits those offsets again itself: `Checkpoint.fold_commit`)
 FOLDED -> DRAINING (that final checkpoint)

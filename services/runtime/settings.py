@@ -30,7 +30,7 @@ class RuntimeSettings(ServiceSettings):
                                         "never (docs/ARCHITECTURE.md).")
     commit_interval_ms: int | None = Field(
         default=None, ge=50, le=60_000,
-        description="Checkpoint every this often; default 1000 at-least-once, 200 exactly-once (outputs become "
+        description="Checkpoint every this often; default 1000 at-least-once, 100 exactly-once (outputs become "
                     "readable at the commit of their transaction, so the interval bounds their latency).")
     batch_size: int = Field(
         default=5_000, ge=1, le=1_000_000,
@@ -63,7 +63,7 @@ class RuntimeSettings(ServiceSettings):
     def checkpoint_interval_ms(self) -> int:
         if self.commit_interval_ms is not None:
             return self.commit_interval_ms
-        return 200 if self.exactly_once else 1000
+        return 100 if self.exactly_once else 1000
 
     def consumer_config(self, group_id: str) -> dict[str, Any]:
         return {

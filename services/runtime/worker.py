@@ -183,7 +183,7 @@ class Worker:
             self._finish_drain()
         if self.checkpoint.offsets_committed():
             self._finish_commit()
-        if now >= self.next_checkpoint:
+        if now >= self.next_checkpoint and not self.checkpoint.committing_transaction:
             self._checkpoint()
             self.next_checkpoint = time.monotonic() + self.settings.checkpoint_interval_ms / 1000
         if now >= self.next_gauges:
@@ -338,6 +338,8 @@ class Worker:
 
     def _send_held(self) -> None:
         held, self.held = self.held, []
+        if held:
+            self.checkpoint.begin()  # exactly-once: the transaction after the one just committed
         self._send(held)
 
     def _checkpoint_step(self, step: Callable[[], float | None], final: bool = False) -> bool:

@@ -5,6 +5,7 @@ test_drain.py; fakes here make each sequence exact and repeatable."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -65,6 +66,8 @@ class Cluster:
     commit_failures: list[KafkaError] = field(default_factory=list)
     """Raised by the next commit_transaction calls, one each."""
     offset_commit_refusals: int = 0
+    commit_gate: threading.Event | None = None
+    """When set, commit_transaction waits for it (a coordinator slow to answer)."""
     sent_offsets: list[dict[Position, int]] = field(default_factory=list)
 
     def append(self, partition: int, *values: str) -> None:
@@ -218,6 +221,8 @@ class FakeProducer:
         self.offsets.update({(tp.topic, tp.partition): tp.offset for tp in offsets})
 
     def commit_transaction(self, timeout: float) -> None:
+        if self.cluster.commit_gate is not None:
+            assert self.cluster.commit_gate.wait(timeout), "the test never let the commit through"
         self._check_fenced()
         if self.cluster.commit_failures:
             raise KafkaException(self.cluster.commit_failures.pop(0))
@@ -451,3 +456,27 @@ def test_outputs_held_while_a_checkpoint_drains_are_produced_once_it_has_drained
     h.worker.step()
     assert (h.cluster.seen(), h.worker.held) == (["a0", "a1"], [])
     assert h.cluster.committed == {(SOURCE, 0): 1}, "the checkpoint's offsets cover none of the held outputs' input"
+
+
+def test_the_loop_goes_on_while_a_transaction_commits_and_its_outputs_open_the_next_one(tmp_path: Path) -> None:
+    h = harness(tmp_path, exactly_once=True)
+    h.cluster.append(0, "a0")
+    h.consumer.rebalance("assign", 0)
+    h.consumed()
+    h.cluster.commit_gate = threading.Event()
+    h.worker.next_checkpoint = 0.0
+    h.worker.step()
+    assert h.worker.checkpoint.phase is Phase.DRAINING, "the transaction is being committed on the helper thread"
+
+    h.cluster.append(0, "a1")
+    h.worker.step()
+    assert (h.worker.held, h.cluster.outputs) == ([(OUTPUT, b"a1", b"a1", -1, None)], []), \
+        "processed while the transaction commits, its output held: no record can join it"
+
+    h.cluster.commit_gate.set()
+    h.step_until(lambda: h.worker.checkpoint.phase is Phase.IDLE, "the transaction committed")
+    assert (h.cluster.committed, h.cluster.seen()) == ({(SOURCE, 0): 1}, ["a0"])
+    assert h.worker.held == [] and h.producers[0].transaction == [b"a1"], "the held output opened the next one"
+
+    h.checkpoint()
+    assert (h.cluster.committed, h.cluster.seen()) == ({(SOURCE, 0): 2}, ["a0", "a1"])
