@@ -253,9 +253,12 @@ class Worker:
         groups: dict[Processor, list[Message]] = {}
         for topic, batch in by_topic.items():
             groups.setdefault(self.by_topic[topic], []).extend(batch)
+        started = time.monotonic()
         items = sum(processor.process(batch, self, self.table) for processor, batch in groups.items())
-        self.request = next_request(self.settings.batch_size, sum(map(len, groups.values())), items)
-        stalled = time.monotonic() - self.fetching
+        processed = time.monotonic()
+        self.request = next_request(self.settings.batch_size, sum(map(len, groups.values())), items,
+                                    processed - started)
+        stalled = processed - self.fetching
         if stalled > self.stall_limit:
             # Paused (SIGSTOP, a frozen VM) past the session timeout: the group may have given these partitions
             # to another worker, which numbers the same keys from the committed state. Writing this batch could

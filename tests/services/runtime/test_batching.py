@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from services.runtime.batching import next_request
+from services.runtime.batching import BATCH_SECONDS, next_request
 
 
 def test_records_of_one_item_each_are_asked_for_a_whole_batch_at_a_time() -> None:
@@ -32,3 +32,13 @@ def test_the_next_batch_holds_about_batch_size_items_at_the_last_batch_s_mix(bat
     request = next_request(batch_size, records, items)
     assert 1 <= request <= batch_size
     assert request * items / records <= max(batch_size, items / records)
+
+
+def test_a_batch_is_kept_to_what_the_last_batch_s_pace_processes_in_batch_seconds() -> None:
+    # 5,000 items in four times the bound: a quarter of them next.
+    assert next_request(5_000, records=5_000, items=5_000, seconds=4 * BATCH_SECONDS) == 1_250
+    # Internal records of 100 envelopes each, processed at the same pace.
+    assert next_request(5_000, records=50, items=5_000, seconds=4 * BATCH_SECONDS) == 12
+    # Fast batches ask for a whole batch again, never more.
+    assert next_request(5_000, records=200, items=200, seconds=BATCH_SECONDS / 100) == 5_000
+    assert next_request(5_000, records=10, items=10, seconds=10 * BATCH_SECONDS) == 1
