@@ -6,7 +6,9 @@ Each pipeline gets its own source topic holding the same N generated events (sam
    first consume from the worker's `rekey_consumed_total` polled every 0.2 s (the passthrough stamps it itself);
 2. paced: produce M more events at a fixed rate (a share of the ACL's backlog rate, the same for every pipeline)
    while the worker runs; latency = output record CreateTime - source record CreateTime, p50/p99;
-3. peak RSS = VmHWM of the worker process.
+3. peak RSS = VmHWM of the worker process;
+4. CPU per backlog event: user + system seconds of the worker's processes and of the stack's broker over the
+   backlog, divided by its events (what the machine's other load moves least; the broker shares the 2 cores).
 
 Pipelines: `rekey run acl` (RocksDB state) with the bench source feeding one family, the same on the Debezium
 changes of the demo catalog's CDC source (`rekey_debezium`), then both families of the demo catalog, then one
@@ -89,6 +91,8 @@ class Result:
     latencies_ms: list[float] = field(default_factory=list)
     peak_rss_mb: float = 0.0
     load: tuple[float, float] = (0.0, 0.0)
+    cpu_us_per_event: float | None = None
+    broker_cpu_us_per_event: float | None = None
     extra: dict[str, float] = field(default_factory=dict)
     """Figures of the pipeline's own (`_Pipeline.after`) for the JSON line."""
 
@@ -151,6 +155,9 @@ class _Worker(ServiceProcess):
         except httpx.HTTPError:
             return 0.0
 
+    def pids(self) -> list[int]:
+        return [] if self.process is None else [self.process.pid]
+
     def peak_rss_mb(self) -> float:
         assert self.process is not None
         status = Path(f"/proc/{self.process.pid}/status").read_text()
@@ -193,6 +200,9 @@ class _StageWorkers:
 
     def consumed(self) -> float:
         return self.translate.consumed()
+
+    def pids(self) -> list[int]:
+        return [pid for stage in self.stages for pid in stage.pids()]
 
     def peak_rss_mb(self) -> float:
         return sum(stage.peak_rss_mb() for stage in self.stages)
@@ -406,15 +416,21 @@ class Bench:
         profiler = self._profile(worker) if self.profile_seconds else None
         try:
             first: list[float] = []
+            brokers = _broker_pids(self.stack.workdir)
+            worker_cpu, broker_cpu = _cpu_seconds(worker.pids()), _cpu_seconds(brokers)
             ends = self.wait_outputs(worker, pipeline.outputs, base, events * pipeline.families,
                                      "backlog re-keyed", first)
+            worker_cpu, broker_cpu = _cpu_seconds(worker.pids()) - worker_cpu, _cpu_seconds(brokers) - broker_cpu
             seconds = self.last_create_time(ends) - first[0]
             if seconds <= 0:
                 raise RuntimeError(f"{pipeline.name}: its last output is stamped {-seconds:.2f}s before its first "
                                    f"consume: it does not stamp outputs with the time it produces them")
-            result = Result(pipeline.id, pipeline.name, events, seconds, sum(ends.values()) - sum(base.values()))
+            result = Result(pipeline.id, pipeline.name, events, seconds, sum(ends.values()) - sum(base.values()),
+                            cpu_us_per_event=worker_cpu / events * 1e6,
+                            broker_cpu_us_per_event=broker_cpu / events * 1e6 if brokers else None)
             self.console.print(f"[green]✓[/] {pipeline.name}: {events:,} events in {seconds:.2f}s = "
-                               f"{result.events_per_second:,.0f} events/s (load {os.getloadavg()[0]:.2f})")
+                               f"{result.events_per_second:,.0f} events/s, CPU {result.cpu_us_per_event:.0f} us/event "
+                               f"(broker {result.broker_cpu_us_per_event or 0:.0f}) (load {os.getloadavg()[0]:.2f})")
             if pipeline.paced:
                 rate = paced_rate if paced_rate is not None else result.events_per_second * self.paced_fraction
                 paced_records = max(1, int(rate * self.paced_seconds))
@@ -451,6 +467,34 @@ class Bench:
                            f"{result.percentile(0.5)} ms p99 {result.percentile(0.99)} ms, peak RSS "
                            f"{result.peak_rss_mb:,.0f} MB")
         return result
+
+
+def _cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU seconds of the processes `pids` (all their threads) so far; 0 for one that is gone."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in pids:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        total += (int(fields[11]) + int(fields[12])) / ticks
+    return total
+
+
+def _broker_pids(workdir: Path) -> list[int]:
+    """The stack's Kafka broker processes: the JVMs whose command line names the stack's directory."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                command = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"kafka.Kafka" in command and str(workdir).encode() in command:
+                pids.append(int(entry.name))
+    return pids
 
 
 def one_family_catalog(catalog_path: Path, workdir: Path) -> tuple[Path, str]:
@@ -628,29 +672,38 @@ def render(results: list[Result]) -> Table:
     faust = next((r.events_per_second for r in results if r.id == "faust_group_by"), float("nan"))
     quix = next((r.events_per_second for r in results if r.id == "quix_group_by"), float("nan"))
     table = Table(title="rekey bench acl: one worker per pipeline")
-    for column in ("pipeline", "events/s", "x ceiling", "x faust", "x quix", "paced rate", "p50", "p99",
-                   "peak RSS", "load 1m"):
+    for column in ("pipeline", "events/s", "x ceiling", "x faust", "x quix", "CPU us/event (broker)", "paced rate",
+                   "p50", "p99", "peak RSS", "load 1m"):
         table.add_column(column, justify="left" if column == "pipeline" else "right")
     for r in results:
         p50, p99 = r.percentile(0.5), r.percentile(0.99)
         table.add_row(
             r.name, f"{r.events_per_second:,.0f}", f"{r.events_per_second / ceiling:.2f}",
-            f"{r.events_per_second / faust:.2f}", f"{r.events_per_second / quix:.2f}", f"{r.paced_rate:,.0f}/s",
+            f"{r.events_per_second / faust:.2f}", f"{r.events_per_second / quix:.2f}",
+            "-" if r.cpu_us_per_event is None else f"{r.cpu_us_per_event:.0f} ({r.broker_cpu_us_per_event or 0:.0f})",
+            f"{r.paced_rate:,.0f}/s",
             "-" if p50 is None else f"{p50:,.0f} ms", "-" if p99 is None else f"{p99:,.0f} ms",
             f"{r.peak_rss_mb:,.0f} MB", f"{r.load[0]:.2f}/{r.load[1]:.2f}",
         )
     return table
 
 
-def figures(results: list[Result], translate_route_us: dict[SourceFormat, float]) -> dict[str, float | None]:
+def figures(results: list[Result], translate_route_us: dict[SourceFormat, float]) -> dict[str, object]:
     """The run's headline figures, printed as the last line (one JSON object)."""
     rates = {r.id: round(r.events_per_second) for r in results}
     main = next((r for r in results if r.id == "rekey_1_family"), None)
     p99 = None if main is None else main.percentile(0.99)
     cdc = rates.get("rekey_debezium")
     p99s = {r.id: r.percentile(0.99) for r in results}
+    cpu = {r.id: r.cpu_us_per_event for r in results}
+    cdc_cpu, main_cpu = cpu.get("rekey_debezium"), cpu.get("rekey_1_family")
     return {**rates, "debezium_vs_1_family": None if cdc is None or main is None else round(
-        cdc / main.events_per_second, 2), "p99_ms": p99, "exactly_once_p99_ms": p99s.get("rekey_exactly_once"),
+        cdc / main.events_per_second, 2),
+        "debezium_vs_1_family_cpu": None if not cdc_cpu or not main_cpu else round(main_cpu / cdc_cpu, 2),
+        "cpu_us_per_event": {row: round(us, 1) for row, us in cpu.items() if us is not None},
+        "broker_cpu_us_per_event": {r.id: round(r.broker_cpu_us_per_event, 1) for r in results
+                                    if r.broker_cpu_us_per_event is not None},
+        "p99_ms": p99, "exactly_once_p99_ms": p99s.get("rekey_exactly_once"),
         "kafka_streams_p99_ms": p99s.get("kafka_streams"),
         "kafka_streams_exactly_once_p99_ms": p99s.get("kafka_streams_exactly_once"),
         "passthrough_p99_ms": p99s.get("passthrough"),
