@@ -5,9 +5,9 @@ assignment.
 Each strategy gets a fresh embedded stack and the one-family catalog of `rekey bench acl` (one output per event):
 1. backlog: one worker re-keys a backlog of generated events (its capacity without a sender, for reference; it
    also warms the broker up);
-2. calibration (first stack only): generated events are sent at that capacity while the one worker runs; what it
-   re-keys meanwhile is what it sustains with the sender on the same cores, and half of it is the paced rate of
-   both strategies, so the one worker keeps up before the first scale-out;
+2. calibration (first stack only): paced warm-ups of the one worker, from half that capacity down to a rate it
+   keeps up with while the sender runs on the same cores; half of that is the paced rate of both strategies, so
+   the one worker keeps up before the first scale-out with room to spare;
 3. paced: the events of a file (generated beforehand, so that generating takes no CPU from the workers) are sent
    at the paced rate for four phases; a second worker is started after `phase` seconds, a third `phase` seconds
    after the second was ready;
@@ -54,6 +54,9 @@ ORGS = 40
 WORKERS = 3
 WINDOW = 3.0
 CALIBRATION_SECONDS = 12.0
+CALIBRATION_STEPS = 3
+KEPT_UP = 0.9
+"""A warm-up rate is sustained when the sender reached this share of it and the worker this share of the sender."""
 DRAIN_TIMEOUT = 300.0
 _LENGTHS = struct.Struct(">HI")
 Ranges = dict[tuple[str, int], tuple[int, int]]
@@ -93,9 +96,11 @@ class Run:
 @dataclass
 class Calibration:
     sustained_events_per_s: float
-    """What one worker re-keyed while the sender sent at its backlog capacity."""
+    """The paced warm-up's rate one worker kept up with, the sender running."""
     paced_rate: float
     paced_events: int
+    steps: list[tuple[int, int, int]] = field(default_factory=list)
+    """Each warm-up's events/s asked, sent and re-keyed."""
 
 
 def _write_events(path: Path, events: int, seed: int) -> int:
@@ -202,32 +207,47 @@ class _Pacer(threading.Thread):
 
 def _calibrate(group: _Group, kafka: KafkaSettings, capacity: float, workdir: Path, phase: float,
                console: Console) -> Calibration:
-    """Send at the one worker's backlog capacity and measure what it re-keys meanwhile (its first third left out:
-    the backlog it had drained); then generate the paced phase's events at half of that."""
-    path = workdir / "calibration-events.bin"
-    events = int(capacity * CALIBRATION_SECONDS)
-    with console.status(f"generating {events:,} calibration events ..."):
-        valid = _write_events(path, events, seed=9)
-    base = group.produced()
-    pacer = _Pacer(kafka, path, capacity, events)
-    with console.status(f"calibrating: sending {capacity:,.0f} events/s to one worker ..."):
-        pacer.start()
-        time.sleep(CALIBRATION_SECONDS / 3)  # the calibration's own pace
-        first, at_first = group.produced(), time.monotonic()
-        while pacer.is_alive() and pacer.sent < events * 0.95:
-            time.sleep(0.2)
-        last, at_last = group.produced(), time.monotonic()
-        pacer.finish()
-        group.wait_produced(base + valid, DRAIN_TIMEOUT)
-    sustained = (last - first) / max(at_last - at_first, 1e-3)
-    paced_rate = sustained / 2
+    """A paced warm-up of one worker, from half its backlog capacity down until it keeps up with the sender running
+    (the sender takes CPU from the worker on the same cores); then the paced phase's events at half that rate."""
+    rate, steps = capacity / 2, []
+    for step in range(CALIBRATION_STEPS):
+        sent_rate, output_rate = _paced_warm_up(group, kafka, rate, workdir, step, console)
+        steps.append((round(rate), round(sent_rate), round(output_rate)))
+        console.print(f"calibration: asked {rate:,.0f}/s, sent {sent_rate:,.0f}/s, re-keyed {output_rate:,.0f}/s")
+        if sent_rate >= rate * KEPT_UP and output_rate >= sent_rate * KEPT_UP:
+            break
+        rate = min(sent_rate, output_rate) * KEPT_UP
+    paced_rate = rate / 2
     paced_path = workdir / "paced-events.bin"
     events = int(paced_rate * phase * (WORKERS + 1))  # a phase more: the joining workers' start-up
     with console.status(f"generating {events:,} paced events ..."):
         paced_events = _write_events(paced_path, events, seed=8)
-    console.print(f"[green]✓[/] one worker sustains {sustained:,.0f} events/s with the sender running: paced at "
+    console.print(f"[green]✓[/] one worker sustains {rate:,.0f} events/s with the sender running: paced at "
                   f"{paced_rate:,.0f}/s")
-    return Calibration(round(sustained), paced_rate, paced_events)
+    return Calibration(round(rate), paced_rate, paced_events, steps)
+
+
+def _paced_warm_up(group: _Group, kafka: KafkaSettings, rate: float, workdir: Path, step: int, console: Console
+                   ) -> tuple[float, float]:
+    """Send at `rate` for `CALIBRATION_SECONDS` to the group and wait until it re-keyed everything; the rates
+    sent and re-keyed after the first third (the group's start)."""
+    path = workdir / f"calibration-{step}.bin"
+    events = int(rate * CALIBRATION_SECONDS)
+    with console.status(f"generating {events:,} calibration events ..."):
+        valid = _write_events(path, events, seed=9 + step)
+    base = group.produced()
+    pacer = _Pacer(kafka, path, rate, events)
+    with console.status(f"calibrating: sending {rate:,.0f} events/s to one worker ..."):
+        pacer.start()
+        time.sleep(CALIBRATION_SECONDS / 3)  # the calibration's own pace
+        first, sent_first, at_first = group.produced(), pacer.sent, time.monotonic()
+        while pacer.is_alive() and pacer.sent < events * 0.95:
+            time.sleep(0.2)
+        last, sent_last, at_last = group.produced(), pacer.sent, time.monotonic()
+        pacer.finish()
+        group.wait_produced(base + valid, DRAIN_TIMEOUT)
+    seconds = max(at_last - at_first, 1e-3)
+    return (sent_last - sent_first) / seconds, (last - first) / seconds
 
 
 def _read(bootstrap: str, ranges: Ranges) -> Iterator[object]:
@@ -387,8 +407,10 @@ def _markdown(runs: list[Run], calibration: Calibration, backlog: int, phase: fl
         HEADING, "",
         f"`rekey bench rebalance --backlog {backlog} --phase {phase:g}` on {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} "
         f"UTC, {guarantee}: the one-family ACL on a fresh embedded stack per strategy, 3 workers, the broker, the "
-        f"registry and the sender on 2 cores. One worker re-keyed {calibration.sustained_events_per_s:,} events/s "
-        f"while the sender sent at its backlog capacity; the paced rate is half of that, "
+        f"registry and the sender on 2 cores. One worker kept up with a paced warm-up at "
+        f"{calibration.sustained_events_per_s:,} events/s with the sender running (warm-ups asked / sent / "
+        f"re-keyed: {'; '.join(f'{a:,} / {b:,} / {c:,}' for a, b, c in calibration.steps)}); the paced rate is "
+        f"half of that, "
         f"{calibration.paced_rate:,.0f} events/s, for both strategies. A second worker was started after "
         f"{phase:g} s, a third {phase:g} s after the second was ready. Rates from the outputs' CreateTimes over "
         f"windows of {WINDOW:g} s; per scale-out: the window before the new worker's start, from its start until "
