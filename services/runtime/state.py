@@ -51,10 +51,11 @@ RESTORE_PROGRESS_EVERY = 5.0
 RESTORE_WRITE_EVERY = 100_000
 """A restore writes what it has folded to the local store every this many changes, not a whole changelog tail held
 in memory."""
-RESTORE_HELD_RECORDS = 2_000
+RESTORE_HELD_RECORDS = 10_000
 RESTORE_HELD_BYTES = 4 * 1024 * 1024
-"""A restore takes at most this many changelog records (of a batched table: this many bytes of its chunks) from
-the consumer at a time: records taken wait for their fold in Python's memory, beyond the consumer's prefetch."""
+"""A restore takes at most this many changelog records, and about this many bytes of them (a batched table's chunks
+are large), from the consumer at a time: records taken wait for their fold in Python's memory, beyond the
+consumer's prefetch."""
 RESTORE_REMAINING = Gauge("rekey_restore_remaining_records",
                           "Changelog records the restores under way have still to read (0: no restore runs).")
 RESTORE_READ = Counter("rekey_restore_read_records_total", "Changelog records read by restores.")
@@ -370,6 +371,128 @@ class WrittenKeys:
 
 
 
+class _Restoring:
+    """One table's restore under way in `restore_tables`."""
+
+    def __init__(self, table: Table, committed_input: int, start: int, high: int, written: WrittenKeys | None
+                 ) -> None:
+        self.table, self.committed_input, self.start, self.high = table, committed_input, start, high
+        self.position = start
+        self.window = RestoreWindow(committed_input)
+        self.written = written
+        """Of the keys written by this restore (all tables' in one filter), when the store was empty; None: the
+        store held state before, so every key settles against it."""
+        self.wrote = False
+        self.applied = 0
+
+    def write(self, changelog_offset: int) -> None:
+        """The window to the store (the changelog offset only at the end), then a new window."""
+        store = self.table.store
+        window, self.window = self.window, RestoreWindow(self.committed_input)
+        changes = window.settle(None if self.written is not None and not self.wrote else store.get, self.written)
+        store.write(changes, changelog_offset)
+        if self.written is not None:
+            self.written.add(changes)
+        self.wrote = True
+        self.applied += window.applied
+
+
+def restore_tables(reader: Consumer, tables: list[tuple[Table, int, int]]) -> int:
+    """Bring each (table, committed input offset, changelog end `high` from `changelog_ends`) up to its end, all of
+    them through `reader` at once; return how many changelog records were applied. An open transaction below
+    `high` (a fenced worker's, until it is aborted) is waited for: what it holds may be committed.
+
+    All the partitions are read together, not one after another: one at a time, the restore waited for each
+    partition's first fetch and for every fetch the folding had caught up with."""
+    restoring: dict[tuple[str, int], _Restoring] = {}
+    written: WrittenKeys | None = None
+    for table, committed_input, high in tables:
+        low, _ = reader.get_watermark_offsets(TopicPartition(table.changelog, table.partition), timeout=30)
+        start = table.store.changelog_offset()
+        if start > high:
+            log.warning("local state is ahead of its changelog (topic recreated?): rebuilding it",
+                        changelog=table.changelog, partition=table.partition, local=start, changelog_end=high)
+            table.store.wipe()
+            start = 0
+        start = max(start, low)
+        if start >= high:
+            continue
+        empty = table.store.is_empty()
+        if empty and written is None:
+            written = WrittenKeys()
+        restoring[(table.changelog, table.partition)] = _Restoring(table, committed_input, start, high,
+                                                                   written if empty else None)
+    if not restoring:
+        return 0
+    RESTORE_PROGRESS.started(sum(r.high - r.start for r in restoring.values()))
+    reader.assign([TopicPartition(changelog, partition, r.start) for (changelog, partition), r in restoring.items()])
+    left = set(restoring)
+    per_consume = RESTORE_HELD_RECORDS
+    next_progress = time.monotonic() + RESTORE_PROGRESS_EVERY
+    try:
+        while left:
+            messages = reader.consume(per_consume, timeout=0.5)
+            records: dict[_Restoring, list[tuple[bytes, bytes | None]]] = {}
+            size = 0
+            for message in messages:
+                where = (message.topic(), message.partition())
+                into = restoring.get(where)  # type: ignore[arg-type]
+                if into is None or where not in left:
+                    continue
+                offset = message.offset()
+                error = message.error()
+                if error is not None:
+                    if error.code() != KafkaError._PARTITION_EOF:
+                        raise KafkaException(error)
+                    if offset >= into.high:  # past any trailing transaction marker
+                        _finished(reader, left, where, into)
+                    continue
+                if offset >= into.high:
+                    continue
+                key, value = message.key(), message.value()
+                size += len(value or b"")
+                batch = records.setdefault(into, [])
+                if into.table.batched and value is not None and key.startswith(_CHUNK_PREFIX):
+                    batch.extend(_decode_chunk(value))
+                else:
+                    batch.append((key, value))
+                if offset + 1 > into.position:
+                    RESTORE_PROGRESS.advanced(offset + 1 - into.position)
+                    into.position = offset + 1
+                if offset >= into.high - 1:
+                    _finished(reader, left, where, into)
+            if messages:
+                per_consume = max(1, min(RESTORE_HELD_RECORDS, RESTORE_HELD_BYTES * len(messages) // max(size, 1)))
+            del messages
+            for into, batch in records.items():
+                into.window.add(batch)
+            del records
+            if sum(len(r.window.changes) for r in restoring.values()) >= RESTORE_WRITE_EVERY:  # bounded memory
+                for into in restoring.values():
+                    if into.window.changes:
+                        into.write(into.table.store.changelog_offset())
+            if time.monotonic() > next_progress:
+                next_progress = time.monotonic() + RESTORE_PROGRESS_EVERY
+                log.info("restoring state", partitions=len(restoring), partitions_left=len(left),
+                         read=sum(r.position - r.start for r in restoring.values()),
+                         to_read=sum(r.high - r.start for r in restoring.values()))
+    finally:
+        reader.unassign()
+        RESTORE_PROGRESS.ended(sum(r.high - r.position for r in restoring.values()))
+    for into in restoring.values():
+        into.write(into.high)
+    return sum(r.applied for r in restoring.values())
+
+
+def _finished(reader: Consumer, left: set[tuple[str, int]], where: tuple[str, int], restoring: _Restoring) -> None:
+    """One partition read to its end: fetched no further."""
+    left.discard(where)
+    reader.pause([TopicPartition(*where)])
+    if restoring.position < restoring.high:  # trailing transaction markers, read without a record
+        RESTORE_PROGRESS.advanced(restoring.high - restoring.position)
+        restoring.position = restoring.high
+
+
 class Table:
     """One changelogged key -> value table of one input partition."""
 
@@ -456,70 +579,8 @@ class Table:
 
     def restore(self, reader: Consumer, committed_input: int, high: int) -> int:
         """Bring the local store up to the changelog's end `high` (`changelog_ends`); return how many changelog
-        records were applied. An open transaction below `high` (a fenced worker's, until it is aborted) is waited
-        for: what it holds may be committed."""
-        tp = TopicPartition(self.changelog, self.partition)
-        low, _ = reader.get_watermark_offsets(tp, timeout=30)
-        start = self.store.changelog_offset()
-        if start > high:
-            log.warning("local state is ahead of its changelog (topic recreated?): rebuilding it",
-                        changelog=self.changelog, partition=self.partition, local=start, changelog_end=high)
-            self.store.wipe()
-            start = 0
-        start = max(start, low)
-        if start >= high:
-            return 0
-        written = WrittenKeys() if self.store.is_empty() else None
-
-        def write(window: RestoreWindow, changelog_offset: int) -> int:
-            changes = window.settle(None if written is not None and not written.count else self.store.get, written)
-            self.store.write(changes, changelog_offset)
-            if written is not None:
-                written.add(changes)
-            return window.applied
-
-        RESTORE_PROGRESS.started(high - start)
-        reader.assign([TopicPartition(self.changelog, self.partition, start)])
-        window = RestoreWindow(committed_input)
-        applied, position = 0, start
-        per_consume = RESTORE_HELD_BYTES // GROUPED_RECORD_BYTES if self.batched else RESTORE_HELD_RECORDS
-        next_progress = time.monotonic() + RESTORE_PROGRESS_EVERY
-        try:
-            done = False
-            while not done:
-                records: list[tuple[bytes, bytes | None]] = []
-                messages = reader.consume(per_consume, timeout=0.5)
-                for message in messages:
-                    error = message.error()
-                    if error is not None:
-                        if error.code() != KafkaError._PARTITION_EOF:
-                            raise KafkaException(error)
-                        done = done or message.offset() >= high  # past any trailing transaction marker
-                        continue
-                    done = done or message.offset() >= high - 1
-                    key, value = message.key(), message.value()
-                    if self.batched and value is not None and key.startswith(_CHUNK_PREFIX):
-                        records.extend(_decode_chunk(value))
-                    else:
-                        records.append((key, value))
-                reached = min(high, messages[-1].offset() + 1) if messages else position
-                if reached > position:
-                    RESTORE_PROGRESS.advanced(reached - position)
-                    position = reached
-                del messages
-                window.add(records)
-                del records
-                if len(window.changes) >= RESTORE_WRITE_EVERY:  # bounded memory; the changelog offset only at the end
-                    applied += write(window, self.store.changelog_offset())
-                    window = RestoreWindow(committed_input)
-                if time.monotonic() > next_progress:
-                    next_progress = time.monotonic() + RESTORE_PROGRESS_EVERY
-                    log.info("restoring state", changelog=self.changelog, partition=self.partition,
-                             read=position - start, to_read=high - start, applied=applied + window.applied)
-        finally:
-            reader.unassign()
-            RESTORE_PROGRESS.ended(high - position)
-        return applied + write(window, high)
+        records were applied (`restore_tables` with this table alone)."""
+        return restore_tables(reader, [(self, committed_input, high)])
 
     def persist(self, records: dict[bytes, bytes], changelog_offset: int | None) -> None:
         """Write the committed changes (what `seal` returned) to the local store, with the changelog offset they

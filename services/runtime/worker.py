@@ -44,6 +44,7 @@ from services.runtime.state import (
     Store,
     Table,
     changelog_ends,
+    restore_tables,
     rocks_options,
 )
 from services.runtime.topics import InternalTopic, ensure_topics
@@ -450,13 +451,13 @@ class Worker:
             tables = [(spec, tp) for tp in stateful for spec in self.table_specs if spec.input_topic == tp.topic]
             ends = self._patiently(lambda: changelog_ends(
                 self.watermarks, [(spec.changelog, tp.partition) for spec, tp in tables]), "changelog ends")
-            applied = 0
-            for spec, tp in tables:
-                table = Table(spec.name, spec.changelog, tp.partition, self._store(spec, tp.partition),
-                              spec.batched, spec.recent_keys)
-                applied += self._patiently(partial(table.restore, self.reader, committed[(tp.topic, tp.partition)],
-                                                   ends[(spec.changelog, tp.partition)]), "changelog")
-                self.tables[(spec.name, tp.partition)] = table
+            opened = {(spec.name, tp.partition): Table(spec.name, spec.changelog, tp.partition,
+                                                       self._store(spec, tp.partition), spec.batched, spec.recent_keys)
+                      for spec, tp in tables}
+            applied = self._patiently(partial(restore_tables, self.reader, [
+                (opened[(spec.name, tp.partition)], committed[(tp.topic, tp.partition)],
+                 ends[(spec.changelog, tp.partition)]) for spec, tp in tables]), "changelog")
+            self.tables.update(opened)
             log.info("state restored", partitions=_names(stateful), changelog_records=applied,
                      seconds=round(time.monotonic() - started, 2))
         finally:

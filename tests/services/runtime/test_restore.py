@@ -165,3 +165,37 @@ def test_a_changelog_an_earlier_release_created_gets_the_configs_a_restore_relie
     current = {key: entry.value for key, entry in future.result(30).items()}
     assert {key: current[key] for key in wanted} == wanted
     assert align_configs(kafka_admin, [InternalTopic(name, 1, 1, wanted)]) == [], "nothing left to change"
+
+
+def test_the_tables_of_an_assignment_are_restored_together_each_from_its_own_partition(
+        kafka_bootstrap: str, topic_factory: Callable[..., str]) -> None:
+    """One reader takes every changelog partition at once; each table gets its partition's changes up to its own
+    committed input, a batched table's chunks included."""
+    per_key, batched = (topic_factory(partitions=2, prefix="changelog") for _ in range(2))
+    producer = Producer({"bootstrap.servers": kafka_bootstrap, "linger.ms": 20})
+    for partition in (0, 1):
+        for changelog, is_batched in ((per_key, False), (batched, True)):
+            writer = Table("t", changelog, partition, MemoryStore(), is_batched)
+            for offset in range(3_000):
+                writer.put(f"p{partition}:{offset}".encode(), [offset, changelog], offset)
+            for key, value in writer.changelog_messages(writer.pending):
+                producer.produce(changelog, value, key, partition)
+    producer.flush(10)
+    watermarks = Consumer({"bootstrap.servers": kafka_bootstrap, "group.id": "watermarks"})
+    reader = Consumer({"bootstrap.servers": kafka_bootstrap, "group.id": f"restore-{uuid.uuid4().hex[:8]}",
+                       "enable.partition.eof": True, "enable.auto.commit": False})
+    try:
+        tasks = [(Table("t", changelog, partition, MemoryStore(), changelog == batched), 1_000 * (partition + 1),
+                  changelog_ends(watermarks, [(changelog, partition)])[(changelog, partition)])
+                 for changelog in (per_key, batched) for partition in (0, 1)]
+        applied = state.restore_tables(reader, tasks)
+    finally:
+        watermarks.close()
+        reader.close()
+
+    assert applied == 2 * (1_000 + 2_000)
+    for table, committed_input, _ in tasks:
+        other = 1 - table.partition
+        assert table.get(f"p{table.partition}:{committed_input - 1}".encode()) == [committed_input - 1, table.changelog]
+        assert table.get(f"p{table.partition}:{committed_input}".encode()) is None
+        assert table.get(f"p{other}:0".encode()) is None, "a change of another partition was applied"
