@@ -319,7 +319,9 @@ class Bench:
         # Generated beforehand: on a small machine the generator would take CPU from the worker it measures.
         with self.console.status(f"generating {events:,} paced events ..."):
             records = list(generate(config))
-        with self._bar(f"paced: {events:,} events at {rate:,.0f}/s into {topic}", events) as update:
+        # Closed when done: a producer left to the collector outlives the stack and logs its broker's stop.
+        with self._bar(f"paced: {events:,} events at {rate:,.0f}/s into {topic}", events) as update, \
+                contextlib.closing(producer):
             started = time.monotonic()
             for record in records:
                 delay = started + record.index / rate - time.monotonic()
