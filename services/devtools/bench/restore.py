@@ -2,11 +2,12 @@
 
 The pipeline re-keys its backlog like the others; then its data directory is deleted, as a rescheduled pod's
 `emptyDir` is, and the same worker is started again: it rebuilds every table from the changelogs before it reads
-ready. Measured: the seconds from the process start to ready, the changelog records applied (the worker's
-"state restored" log lines) and read (its `rekey_restore_read_records_total`), the live keys the restore left in
-the stores (records read per key), the `sequences` changelog's records ever written against those compaction
-left (what a restore read before the changelogs were compacted, and now), and the restoring worker's peak RSS
-beside the steady peak of the worker that built the state.
+ready. Measured: the seconds from the process start to ready and those of the restore itself, the changelog
+records applied (both from the worker's "state restored" log lines) and read (its
+`rekey_restore_read_records_total`), the live keys the restore left in the stores (records read per key), the
+`sequences` changelog's records ever written against those compaction left (what a restore read before the
+changelogs were compacted, and now), and the restoring worker's peak RSS beside the steady peak of the worker
+that built the state.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ def cold_restore(worker: Callable[[], RestoringWorker], data_dir: Path, steady_r
             restoring.stop()
     restored = _restored_lines(restoring.log_path)[len(restored_before):]
     applied = sum(int(str(line["changelog_records"])) for line in restored)
+    restoring_seconds = sum(float(str(line["seconds"])) for line in restored)
     keys = live_keys(data_dir)
     sequences = f"{restoring.env['REKEY_APP_ID']}-sequences-changelog"
     written, present = changelog_records(restoring.env["REKEY_KAFKA_BOOTSTRAP_SERVERS"], sequences)
@@ -66,6 +68,7 @@ def cold_restore(worker: Callable[[], RestoringWorker], data_dir: Path, steady_r
     figures = {
         "restore_seconds": round(seconds, 2),
         "restore_records_per_s": round(applied / seconds),
+        "restore_worker_seconds": round(restoring_seconds, 2),
         "restore_changelog_records": applied,
         "restore_changelog_offsets_read": round(read),
         "restore_keys": keys,
