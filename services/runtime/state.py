@@ -447,7 +447,8 @@ def restore_tables(reader: Consumer, tables: list[tuple[Table, int, int]]) -> in
                     if offset >= into.high:  # past any trailing transaction marker
                         _finished(reader, left, where, into)
                     continue
-                if offset >= into.high:
+                if offset >= into.high:  # written since its end was looked up: not this restore's
+                    _finished(reader, left, where, into)
                     continue
                 key, value = message.key(), message.value()
                 size += len(value or b"")
