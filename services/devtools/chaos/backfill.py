@@ -88,11 +88,19 @@ def _processes() -> dict[int, tuple[int, str]]:
     return found
 
 
+# PySpark's daemon, or the one a local rekey session runs instead (`spark_backfill.python_daemon`).
+DAEMON_MODULES = ("pyspark.daemon", "spark_backfill.python_daemon")
+
+
+def _is_daemon(command: str) -> bool:
+    return any(module in command for module in DAEMON_MODULES)
+
+
 def python_workers(root: int) -> list[int]:
-    """The PySpark Python workers under `root`: the children of its `pyspark.daemon` (forked, same command)."""
+    """The PySpark Python workers under `root`: the children of its Python daemon (forked, same command)."""
     processes = _processes()
     daemons = {pid for pid, (parent, command) in processes.items()
-               if "pyspark.daemon" in command and "pyspark.daemon" not in processes.get(parent, (0, ""))[1]
+               if _is_daemon(command) and not _is_daemon(processes.get(parent, (0, ""))[1])
                and _descends(processes, pid, root)}
     return [pid for pid, (parent, _command) in processes.items() if parent in daemons]
 
