@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -38,11 +38,12 @@ ORDER_COLUMNS = ("ordering_token", "src_partition", "src_offset", "src_topic")
 SEQUENCE_KEY_COLUMNS = ("out_topic", "out_key")
 
 
-def translated_schema() -> Any:
+def translated_schema(columns: Sequence[str] | None = None) -> Any:
+    """The translated rows' columns, or only `columns` of them in this order (see `TranslateSpec.columns`)."""
     from pyspark.sql import types as T
 
     header = T.StructType([T.StructField("key", T.StringType()), T.StructField("value", T.BinaryType())])
-    return T.StructType([
+    schema = T.StructType([
         T.StructField("kind", T.StringType(), False),
         T.StructField("reason", T.StringType()),
         T.StructField("src_topic", T.StringType(), False),
@@ -68,6 +69,9 @@ def translated_schema() -> Any:
         T.StructField("row_org_id", T.StringType()),
         T.StructField("row_interaction_id", T.StringType()),
     ])
+    if columns is None:
+        return schema
+    return T.StructType([schema[name] for name in columns])
 
 
 @dataclass(frozen=True)
@@ -85,6 +89,9 @@ class TranslateSpec:
     """Each output topic's Confluent wire header, put in front of every head (none: bare heads)."""
     registry: RegistrySettings | None = None
     """Where executors look up the writer schemas of Avro source values (Debezium's Avro converter)."""
+    columns: tuple[str, ...] | None = None
+    """The `translated_schema` columns to return (all when None): what is not read later never crosses into the
+    JVM."""
 
     @property
     def cache_key(self) -> str:
@@ -135,10 +142,11 @@ def translate_batches(spec: TranslateSpec) -> Callable[[Iterator[pa.RecordBatch]
         processors = {topic: pipeline.processor(translation, (spec.family,),
                                                 remembered if topic in remembering else None)
                       for topic, translation in spec.formats.items()}
-        arrow_schema = to_arrow_schema(translated_schema())
+        every_name = translated_schema().fieldNames()
+        arrow_schema = to_arrow_schema(translated_schema(spec.columns))
         names = arrow_schema.names
         for batch in batches:
-            out: dict[str, list[Any]] = {name: [None] * batch.num_rows for name in names}
+            out: dict[str, list[Any]] = {name: [None] * batch.num_rows for name in every_name}
             kind, reason, src_topic, src_partition, src_offset, src = (
                 out["kind"], out["reason"], out["src_topic"], out["src_partition"], out["src_offset"], out["src"])
             rows = zip(*(batch.column(name).to_pylist() for name in
@@ -183,8 +191,8 @@ def _headers(raw: list[dict[str, Any]] | None) -> dict[str, bytes]:
 
 
 def translate_source(source: DataFrame, spec: TranslateSpec) -> DataFrame:
-    """Every source row translated and routed (see `translated_schema`)."""
-    return source.mapInArrow(translate_batches(spec), translated_schema())  # type: ignore[arg-type]
+    """Every source row translated and routed (see `translated_schema`; only `spec.columns` when given)."""
+    return source.mapInArrow(translate_batches(spec), translated_schema(spec.columns))  # type: ignore[arg-type]
 
 
 def sequence_events(events: DataFrame, start_after: DataFrame | None = None,
@@ -251,6 +259,14 @@ WRITE_COLUMNS = ("kind", "out_topic", "out_key", "dedupe_id", "start", "reason",
                  "src", "dlq_key", "dlq_value", "dlq_headers")
 _KIND, _TOPIC, _KEY, _DEDUPE, _START, _REASON, _PARTITION, _HEAD, _TAIL, _SRC, _DLQ_KEY, _DLQ_VALUE, _DLQ_HEADERS = (
     range(len(WRITE_COLUMNS)))
+# What `last_row_ids` reads.
+ROW_ID_COLUMNS = ("src_topic", "src_partition", "src_offset", "row_key", "row_org_id", "row_interaction_id")
+
+
+def backfill_columns(row_ids: bool) -> tuple[str, ...]:
+    """The translated columns the backfill reads: `for_numbering`'s, and `last_row_ids`' when `row_ids`."""
+    wanted = [*(c for c in WRITE_COLUMNS if c != "start"), *ORDER_COLUMNS, *(ROW_ID_COLUMNS if row_ids else ())]
+    return tuple(dict.fromkeys(wanted))
 
 
 def write_rows(batches: Iterable[pa.RecordBatch]) -> Iterator[tuple[Any, ...]]:

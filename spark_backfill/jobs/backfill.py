@@ -234,7 +234,8 @@ def run_backfill(spark: SparkSession, request: BackfillRequest, kafka: KafkaSett
 
         # -- transform and load in one pass: translate, number and write each key's rows ------------------
         spec = transform.TranslateSpec(request.catalog_path.read_text(), str(request.catalog_path), request.family,
-                                       formats, request.service_version, wire=wire, registry=registry)
+                                       formats, request.service_version, wire=wire, registry=registry,
+                                       columns=transform.backfill_columns(row_ids=cdc))
         translated = transform.translate_source(source, spec)
         ordered = transform.for_numbering(translated, run.write_partitions, start_after)
         marks = extract.watermarks(config, handoff_topic)
