@@ -33,6 +33,7 @@ from shared.catalog import Catalog
 SECTION = "## Backfill: Spark vs single-process copy"
 TARGET_RATIO = 1.2
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+REPO_CATALOG = Path(__file__).resolve().parents[1] / "catalog" / "topics.yaml"
 
 
 def tree_cpu_seconds(root: int | None = None) -> float:
@@ -55,7 +56,6 @@ def tree_cpu_seconds(root: int | None = None) -> float:
         wanted.add(pid)
         frontier.extend(child for child, parent in parents.items() if parent == pid and child not in wanted)
     return sum(ticks.get(pid, 0) for pid in wanted) / _CLOCK_TICKS
-REPO_CATALOG = Path(__file__).resolve().parents[1] / "catalog" / "topics.yaml"
 
 
 def _isolated(text: str, uid: str) -> str:
@@ -83,6 +83,9 @@ class BenchOutcome:
     load_average: float = 0.0
     spark_cpu_seconds: float = 0.0
     single_cpu_seconds: float = 0.0
+    cluster_master: str | None = None
+    cluster_seconds: float | None = None
+    cluster_written: int = 0
 
     @property
     def spark_eps(self) -> float:
@@ -91,6 +94,10 @@ class BenchOutcome:
     @property
     def single_eps(self) -> float:
         return self.events / self.single_seconds
+
+    @property
+    def cluster_eps(self) -> float | None:
+        return self.events / self.cluster_seconds if self.cluster_seconds else None
 
     @property
     def ratio(self) -> float:
@@ -108,7 +115,9 @@ class BenchOutcome:
         """The run's one JSON line."""
         return {"spark_records_per_s": round(self.spark_eps, 1), "single_records_per_s": round(self.single_eps, 1),
                 "ratio": round(self.ratio, 3), "spark_cpu_us_per_record": round(self.spark_cpu_us, 1),
-                "single_cpu_us_per_record": round(self.single_cpu_us, 1), **asdict(self)}
+                "single_cpu_us_per_record": round(self.single_cpu_us, 1),
+                "cluster_records_per_s": None if self.cluster_eps is None else round(self.cluster_eps, 1),
+                **asdict(self)}
 
     def table(self) -> RenderableType:
         """The figures for a log: a table, then the run's JSON line."""
@@ -119,9 +128,11 @@ class BenchOutcome:
                       f"{self.spark_written:,}")
         table.add_row("single process", f"{self.single_seconds:.1f}", f"{self.single_eps:,.0f}",
                       f"{self.single_cpu_us:.0f}", f"{self.single_written:,}")
-        table.add_row("ratio", "", f"{self.ratio:.2f}x", "", "")
+        if self.cluster_eps is not None and self.cluster_seconds is not None:
+            table.add_row(f"Spark job on {self.cluster_master}", f"{self.cluster_seconds:.1f}",
+                          f"{self.cluster_eps:,.0f}", "", f"{self.cluster_written:,}")
+        table.add_row("ratio (local Spark / single)", "", f"{self.ratio:.2f}x", "", "")
         return Group(table, Text(json.dumps(self.to_json(), sort_keys=True)))
-        return table
 
     def markdown(self) -> str:
         return "\n".join([
@@ -138,6 +149,8 @@ class BenchOutcome:
             f"{self.spark_cpu_us:.0f} | {self.spark_written:,} |",
             f"| single-process confluent-kafka copy | {self.single_seconds:.1f} | {self.single_eps:,.0f} | "
             f"{self.single_cpu_us:.0f} | {self.single_written:,} |",
+            *([f"| Spark backfill (`{self.cluster_master}`) | {self.cluster_seconds:.1f} | {self.cluster_eps:,.0f} "
+               f"| | {self.cluster_written:,} |"] if self.cluster_eps is not None and self.cluster_seconds else []),
             f"| **ratio Spark / single process** | | **{self.ratio:.2f}x** | | |",
             "",
             f"SparkSession start-up ({self.spark_session_seconds:.1f} s) is not included. 1-minute load average "
@@ -218,7 +231,10 @@ def single_process_backfill(kafka: KafkaSettings, registry: RegistrySettings, ca
 
 
 def run_bench(*, events: int, orgs: int, master: str | None, kafka: KafkaSettings,
-              registry: RegistrySettings, console: Console, results: Path | None) -> BenchOutcome:
+              registry: RegistrySettings, console: Console, results: Path | None,
+              cluster: str | None = None, conf: dict[str, str] | None = None) -> BenchOutcome:
+    """Both sides on one generated topic; `conf`, Spark properties of the first Spark run; with `cluster` (a
+    standalone master), the Spark job a second time there, in a session of its own after the first stopped."""
     from services.devtools.embedded.spark import dev_connector_jars
     from services.generation import generate_to_topic
     from services.topics.apply import apply_catalog
@@ -228,25 +244,27 @@ def run_bench(*, events: int, orgs: int, master: str | None, kafka: KafkaSetting
     work = Path(os.environ.get("TMPDIR", "/tmp")) / f"rekey-bench-{uuid.uuid4().hex[:8]}"
     work.mkdir(parents=True)
     paths = []
-    for side in ("spark", "single"):
+    for side in ("spark", "single", "cluster"):
         path = work / f"catalog-{side}.yaml"
         path.write_text(_isolated(REPO_CATALOG.read_text(), uuid.uuid4().hex[:8]))
         paths.append(path)
-    spark_catalog, single_catalog = (load_catalog(p) for p in paths)
+    spark_catalog, single_catalog, cluster_catalog = (load_catalog(p) for p in paths)
     source = next(s.name for s in spark_catalog.sources if s.format == "ccaas-json")
     # Both copies read the Spark catalog's source topic; the single-process catalog names it as its own too.
     single_source = next(s.name for s in single_catalog.sources if s.format == "ccaas-json")
+    cluster_source = next(s.name for s in cluster_catalog.sources if s.format == "ccaas-json")
     paths[1].write_text(paths[1].read_text().replace(single_source, source))
-    single_catalog = load_catalog(paths[1])
+    paths[2].write_text(paths[2].read_text().replace(cluster_source, source))
+    single_catalog, cluster_catalog = load_catalog(paths[1]), load_catalog(paths[2])
     config = kafka.librdkafka()
-    apply_catalog(spark_catalog, config)
-    apply_catalog(single_catalog, config)
+    for catalog in (spark_catalog, single_catalog, cluster_catalog):
+        apply_catalog(catalog, config)
     console.print(f"generating {events:,} source records into {source} ...")
     generate_to_topic(kafka, source, events, orgs, hot_orgs=("org-acme", "org-globex", "org-initech"), seed=7)
 
     started = time.monotonic()
-    spark = build_session("rekey-bench-backfill", master, conf={"spark.ui.showConsoleProgress": "false"},
-                          jars=dev_connector_jars())
+    spark = build_session("rekey-bench-backfill", master,
+                          conf={"spark.ui.showConsoleProgress": "false", **(conf or {})}, jars=dev_connector_jars())
     session_seconds = time.monotonic() - started
     family = spark_catalog.default_family
     console.print("Spark backfill ...")
@@ -261,6 +279,31 @@ def run_bench(*, events: int, orgs: int, master: str | None, kafka: KafkaSetting
     outcome = BenchOutcome(events, spark_seconds, session_seconds, single_seconds, report.written, written,
                            os.cpu_count() or 0, master or "local[*]", dict(report.stages), os.getloadavg()[0],
                            round(spark_cpu, 2), round(single_cpu, 2))
+    if cluster is not None:
+        spark.stop()
+        outcome.cluster_master, (outcome.cluster_seconds, outcome.cluster_written) = cluster, _cluster_run(
+            cluster, BackfillRequest([source], family, paths[2]), kafka, registry, console)
+        outcome.load_average = os.getloadavg()[0]
     if results is not None:
         replace_section(results, SECTION, outcome.markdown())
     return outcome
+
+
+def _cluster_run(master: str, request: Any, kafka: KafkaSettings, registry: RegistrySettings,
+                 console: Console) -> tuple[float, int]:
+    """(seconds, records written) of the backfill on a standalone cluster, its session's start left out."""
+    from services.devtools.embedded.spark import cluster_for, dev_connector_jars
+    from spark_backfill.jobs.backfill import run_backfill
+    from spark_backfill.session import build_session
+
+    embedded = cluster_for(master)
+    conf = {"spark.ui.showConsoleProgress": "false", **(embedded.session_conf() if embedded else {})}
+    spark = build_session("rekey-bench-backfill-cluster", master, conf=conf,
+                          jars=None if embedded else dev_connector_jars())
+    console.print(f"Spark backfill on {master} ...")
+    started = time.monotonic()
+    report = run_backfill(spark, request, kafka, registry,
+                          lambda name, s, d: console.print(f"  {name:<10} {s:6.1f} s  {d}", highlight=False))
+    seconds = time.monotonic() - started
+    spark.stop()
+    return seconds, report.written

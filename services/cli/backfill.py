@@ -180,17 +180,22 @@ def bench_backfill(
     results: Annotated[Path | None, typer.Option(
         "--results", help="Markdown file to record the figures in, e.g. docs/BENCHMARKS.md (its own section is "
         "replaced); nothing is written without it.")] = None,
+    cluster: Annotated[str | None, typer.Option(
+        "--cluster", help="A standalone master (spark://..., e.g. `rekey spark start`'s): the Spark job runs there "
+        "too, after the local run, and its records/s join the table.")] = None,
+    conf: ConfOption = None,
     bootstrap_servers: BootstrapOption = None,
 ) -> None:
     """Events/s of the Spark backfill vs a single-process confluent-kafka copy of the same topic, same run."""
     from services.settings import RegistrySettings
     from spark_backfill.bench import run_bench
+    from spark_backfill.session import parse_conf
 
     console = make_console()
     with user_errors():
         outcome = run_bench(events=events, orgs=orgs, master=master,
                             kafka=kafka_settings(bootstrap_servers), registry=RegistrySettings(), console=console,
-                            results=results)
+                            results=results, cluster=cluster, conf=parse_conf(conf))
     console.print(outcome.table())
 
 
