@@ -153,6 +153,7 @@ def broker_failure(env: ChaosEnv, events: int, exactly_once: bool = False, log: 
             run.wait_recovered(fault)
             cluster.start_node(first)
             cluster.wait_ready(120)
+            run.traffic.send_rest_unpaced()  # the last fault lands in the scenario's own chunk, not in a paced one
             run.traffic.join(run.timeout)
             second = _group_coordinator(env, run.app_id)  # looked up before the moment: nothing in between
             worker = run.workers["acl-1"]
@@ -163,8 +164,7 @@ def broker_failure(env: ChaosEnv, events: int, exactly_once: bool = False, log: 
                                lambda: cluster.stop_node(second, hard=True))
             worker.resume()
             run.wait_recovered(fault)
-            cluster.start_node(second)
-            cluster.wait_ready(120)
+            cluster.start_node(second, wait=False)  # it rejoins while the group drains; `finally` waits for it
             return _finish(run)
         finally:
             for node in cluster.node_ids:  # leave all three running
