@@ -2,8 +2,10 @@
 after a first write task committed and while others hold open transactions: kill -9 of the Python workers (the
 children of PySpark's daemon), or, on a standalone cluster (`master` spark://...), of an executor JVM. Spark
 retries the failed tasks; each retry fences its predecessor's transaction and writes nothing if that one had
-committed. The job must complete, `rekey verify` of the faulted family must pass without `--allow-redeliveries`, and
-the manifest check must find every record of every family once (read_committed), dense and in order.
+committed. The job must complete, the verification of the faulted family must pass without redeliveries allowed,
+and the manifest check must find every record of every family once (read_committed), dense and in order. The
+other families' backfills and the verification run on the calling process's Spark session (the tests' when there
+is one): only the faulted run needs a process of its own to kill.
 
 The helpers also drive the driver-kill test (tests/spark_backfill): a backfill killed whole, then resumed.
 """
@@ -20,10 +22,15 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from services.devtools.chaos.harness import ChaosEnv, ChaosResult, ChaosRun, Fault, chaos_run
 from services.devtools.chaos.traffic import TrafficPlan
 from services.handoff import read_handoff, read_runs, run_key
+from services.settings import KafkaSettings, RegistrySettings
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 Log = Callable[[str], None]
 WRITE_PARTITIONS = 16
@@ -131,58 +138,77 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _verify(env: ChaosEnv, source: str, family: str, report: Path, log_file: Path, master: str) -> int:
-    command = rekey_command("verify", "--source", source, "--target-family", family, "--catalog",
-                            str(env.catalog_path), "--master", master, "--report", str(report))
-    environment = {**os.environ, "REKEY_KAFKA_BOOTSTRAP_SERVERS": env.bootstrap,
-                   "REKEY_REGISTRY_URL": env.registry_url}
-    with log_file.open("ab") as out:
-        return subprocess.run(command, env=environment, stdout=out, stderr=subprocess.STDOUT, timeout=TIMEOUT,
-                              check=False).returncode
-
-
 def backfill_kill(env: ChaosEnv, events: int, exactly_once: bool = True, log: Log | None = None,
                   master: str | None = None) -> ChaosResult:
-    """Every family the source feeds is backfilled by its own `rekey backfill`; the first one's write stage is hit
-    (Python workers killed in `local[2,4]`, an executor JVM with `master` spark://...), the others run clean."""
+    """The first family the source feeds is backfilled by its own `rekey backfill`, whose write stage is hit
+    (Python workers killed in `local[2,4]`, an executor JVM with `master` spark://...), then verified; the others
+    are backfilled clean (the manifest check covers them)."""
     plan = TrafficPlan(events, upfront=1.0, chunks=1, pause=0.0)
     cluster = master is not None and master.startswith("spark://")
     with chaos_run(env, "backfill", plan, True, log) as run:
         run.traffic.send_upfront()
         run.traffic.join(run.timeout)
-        for index, family in enumerate(env.catalog.sources[0].feeds):
-            _backfill_family(env, run, family, master or "local[2,4]", faulted=index == 0, cluster=cluster)
+        faulted, *clean = env.catalog.sources[0].feeds
+        if _backfill_faulted(env, run, faulted, master or "local[2,4]", cluster):
+            _verify(env, run, faulted)
+        for family in clean:
+            _backfill_clean(env, run, family)
         return run.check()
 
 
-def _backfill_family(env: ChaosEnv, run: ChaosRun, family: str, master: str, faulted: bool, cluster: bool) -> None:
+def _backfill_faulted(env: ChaosEnv, run: ChaosRun, family: str, master: str, cluster: bool) -> bool:
+    """`rekey backfill` of `family` with the fault in its write stage; whether it completed."""
     report, log_file = run.workdir / f"backfill-{family}.json", run.workdir / f"backfill-{family}.log"
     driver_port = _free_port()
     process = start_backfill(env, run.source, family, master, report, log_file,
                              {"spark.driver.port": str(driver_port)} if cluster else None)
     try:
-        if faulted:
-            committed = wait_first_commit(env, run.source, family, process)
-            victims = executor_jvms(driver_port)[:1] if cluster else python_workers(process.pid)
-            name = "kill -9 of an executor JVM" if cluster else f"kill -9 of {len(victims)} Python workers"
-            done = sum(int(n) for tally in committed.values() for *_key, n in tally["counts"])  # type: ignore[attr-defined]
-            kill(victims)
-            run.result.faults.append(Fault(f"{name} in the write stage", time.monotonic() - run.started,
-                                           run.traffic.records, done))
-            run.log(f"{name} after {len(committed)} of the write tasks committed ({done:,} source records)")
-            run.require(bool(victims), f"{family}: no process to kill was found")
+        committed = wait_first_commit(env, run.source, family, process)
+        victims = executor_jvms(driver_port)[:1] if cluster else python_workers(process.pid)
+        name = "kill -9 of an executor JVM" if cluster else f"kill -9 of {len(victims)} Python workers"
+        done = sum(int(n) for tally in committed.values() for *_key, n in tally["counts"])  # type: ignore[attr-defined,misc]
+        kill(victims)
+        run.result.faults.append(Fault(f"{name} in the write stage", time.monotonic() - run.started,
+                                       run.traffic.records, done))
+        run.log(f"{name} after {len(committed)} of the write tasks committed ({done:,} source records)")
+        run.require(bool(victims), f"{family}: no process to kill was found")
         process.wait(TIMEOUT)
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
     run.require(process.returncode == 0, f"{family}: rekey backfill exited {process.returncode} (see {log_file})")
     if process.returncode != 0:
-        return
+        return False
     summary = json.loads(report.read_text())
     run.log(f"backfilled {family}: {summary['written']:,} records, {summary['keys']:,} keys")
     run.result.notes.append(f"backfilled {family}: {summary['written']:,} records")
-    if not faulted:
-        return  # the manifest check covers it; `rekey verify` is for the family the fault hit
-    verified = _verify(env, run.source, family, run.workdir / f"verify-{family}.json", log_file,
-                       "local[2]" if master.startswith("local") else master)
-    run.require(verified == 0, f"{family}: rekey verify (without --allow-redeliveries) exited {verified}")
+    return True
+
+
+def _session() -> SparkSession:
+    from services.devtools.embedded.spark import dev_connector_jars
+    from spark_backfill.session import build_session
+
+    return build_session("rekey-chaos-backfill", jars=dev_connector_jars())
+
+
+def _settings(env: ChaosEnv) -> tuple[KafkaSettings, RegistrySettings]:
+    return KafkaSettings(bootstrap_servers=env.bootstrap), RegistrySettings(url=env.registry_url)
+
+
+def _verify(env: ChaosEnv, run: ChaosRun, family: str) -> None:
+    """What `rekey verify` of the faulted family checks, without `--allow-redeliveries`."""
+    from spark_backfill.jobs.verify import VerifyRequest, run_verify
+
+    result = run_verify(_session(), VerifyRequest([run.source], [], family, env.catalog_path), *_settings(env))
+    (run.workdir / f"verify-{family}.json").write_text(json.dumps(result.to_json(), indent=2))
+    run.require(result.ok, f"{family}: the verification (redeliveries not allowed) failed: see "
+                           f"{run.workdir / f'verify-{family}.json'}")
+
+
+def _backfill_clean(env: ChaosEnv, run: ChaosRun, family: str) -> None:
+    from spark_backfill.jobs.backfill import BackfillRequest, run_backfill
+
+    report = run_backfill(_session(), BackfillRequest([run.source], family, env.catalog_path), *_settings(env))
+    run.log(f"backfilled {family}: {report.written:,} records, {report.keys:,} keys")
+    run.result.notes.append(f"backfilled {family}: {report.written:,} records")
