@@ -778,6 +778,8 @@ def run_bench(events: int, paced_seconds: float, paced_fraction: float, workdir:
                 results.append(result)
                 rate = results[0].paced_rate
         bench.consumer.close()
+        # librdkafka's admin handle has no close: released while its broker still runs, it logs nothing as it stops.
+        del bench
     table = render(results)
     console.print(table)
     if write_doc and not only and not profile_seconds:
