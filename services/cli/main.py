@@ -15,6 +15,7 @@ from services.cli import (
     chaos,
     check,
     connect,
+    dashboard,
     deadletters,
     demo,
     explain,
@@ -89,7 +90,7 @@ def _root(
 
 for module in (demo, broker, postgres, registry, connect, topics, run, status, translate, generate, check, backfill,
                reconcile, partition, explain, plan, bench, chaos, spark, deadletters,
-               replay):
+               replay, dashboard):
     module.register(app)
 
 
