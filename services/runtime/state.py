@@ -5,7 +5,9 @@ Between checkpoints a table's changes sit in `pending`; a checkpoint writes one 
 key, then (once outputs and offsets are committed) the local store, a slice at a time between batches. A batched
 table (keys only ever added, e.g. dedupe memory that expires with its changelog's retention) writes a
 checkpoint's changes in a few records of up to `GROUPED_RECORD_BYTES` each instead, under keys of their own: one
-changelog record per event would double the broker writes of the sequence stage. A restore reads both shapes.
+changelog record per event would double the broker writes of the sequence stage; a chunk's key carries an
+input offset none of its entries exceeds, so that a restore takes a chunk of committed input whole, without a fold
+per entry. A restore reads both shapes.
 Every stored and changelogged value is msgpack `[input_offset, *value]`: the offset of the input record whose
 processing it reflects. Restoring applies a changelog record only when that offset is below the partition's
 committed input offset (state equals committed input) and not below the offset of the value already held (a late
@@ -22,6 +24,7 @@ import math
 import shutil
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -43,6 +46,10 @@ DELETED = b"\xc0"
 """A deleted key's pending value (`Table.delete`): a tombstone in the changelog, a delete in the store. Compared
 by identity: no stored value is this very object."""
 _CHUNK_PREFIX = b"\x00rekey:changes:"
+_CHUNK_TOP_BYTES = 8
+"""A chunk's key: the prefix, an input offset none of its entries exceeds (big-endian; absent in chunks of earlier
+releases), a random id."""
+_CHUNK_ID_BYTES = 16
 GROUPED_RECORD_BYTES = 256 * 1024
 """The size at most of a record carrying many items (a batched table's changelog record, the ACL's internal
 records of envelopes; `encode_grouped`), unless one item alone is larger: well under the broker's 1 MB limit."""
@@ -204,11 +211,15 @@ class RocksStore:
         from rocksdict import WriteBatch
 
         batch = WriteBatch(raw_mode=True)
-        for key, value in changes.items():
-            if value is None or value is DELETED:
-                batch.delete(key)
-            else:
-                batch.put(key, value)
+        values = changes.values()
+        if None in values or DELETED in values:
+            for key, value in changes.items():
+                if value is None or value is DELETED:
+                    batch.delete(key)
+                else:
+                    batch.put(key, value)
+        else:  # the puts driven from C, not a Python loop: a restore writes every entry through here
+            deque(map(batch.put, changes.keys(), values), maxlen=0)
         batch.put(_CHANGELOG_OFFSET, str(changelog_offset).encode())
         self.db.write(batch)
 
@@ -328,6 +339,22 @@ class RestoreWindow:
             applied += 1
         self.applied += applied
 
+    def add_chunk(self, key: bytes, value: bytes) -> None:
+        """A batched table's chunk record (`Table.changelog_messages`). When its key says that all its entries are
+        committed input, those of keys not yet in the window are taken as they are, with C-speed dict operations,
+        not folded one by one: for them the fold's rule has nothing to compare (the settle still compares them
+        with the store)."""
+        entries = _decode_chunk(value)
+        chunk, top = dict(entries), _chunk_top(key)
+        if top is None or top >= self.committed_input or len(chunk) != len(entries):
+            self.add(entries)
+            return
+        held = chunk.keys() & self.changes.keys()
+        if held:
+            self.add([(held_key, chunk.pop(held_key)) for held_key in held])
+        self.changes.update(chunk)
+        self.applied += len(chunk)
+
     def settle(self, stored: Callable[[bytes], bytes | None] | None,
                written: WrittenKeys | None = None) -> dict[bytes, bytes | None]:
         """The window's changes less those older than the `stored` value of their key (None: the store holds
@@ -366,8 +393,11 @@ class WrittenKeys:
     def among(self, keys: Collection[bytes]) -> list[bytes]:
         """Those of `keys` that may have been written."""
         slots = self._slots(keys)
-        maybe = (self.bits[slots >> 3] >> (slots & 7)) & 1
-        return [key for key, hit in zip(keys, maybe.tolist(), strict=True) if hit]
+        hits = np.flatnonzero((self.bits[slots >> 3] >> (slots & 7)) & 1)
+        if not len(hits):
+            return []
+        ordered = list(keys)
+        return [ordered[index] for index in hits.tolist()]
 
 
 
@@ -452,11 +482,13 @@ def restore_tables(reader: Consumer, tables: list[tuple[Table, int, int]]) -> in
                     continue
                 key, value = message.key(), message.value()
                 size += len(value or b"")
-                batch = records.setdefault(into, [])
                 if into.table.batched and value is not None and key.startswith(_CHUNK_PREFIX):
-                    batch.extend(_decode_chunk(value))
+                    before = records.pop(into, None)
+                    if before:
+                        into.window.add(before)
+                    into.window.add_chunk(key, value)
                 else:
-                    batch.append((key, value))
+                    records.setdefault(into, []).append((key, value))
                 if offset + 1 > into.position:
                     RESTORE_PROGRESS.advanced(offset + 1 - into.position)
                     into.position = offset + 1
@@ -483,6 +515,13 @@ def restore_tables(reader: Consumer, tables: list[tuple[Table, int, int]]) -> in
     for into in restoring.values():
         into.write(into.high)
     return sum(r.applied for r in restoring.values())
+
+
+def _chunk_top(key: bytes) -> int | None:
+    """An input offset none of a chunk's entries exceeds, from its key (None: a chunk of an earlier release)."""
+    if len(key) != len(_CHUNK_PREFIX) + _CHUNK_TOP_BYTES + _CHUNK_ID_BYTES:
+        return None
+    return int.from_bytes(key[len(_CHUNK_PREFIX):len(_CHUNK_PREFIX) + _CHUNK_TOP_BYTES], "big", signed=True)
 
 
 def _finished(reader: Consumer, left: set[tuple[str, int]], where: tuple[str, int], restoring: _Restoring) -> None:
@@ -518,6 +557,9 @@ class Table:
         """The changes of a checkpoint under way (`seal`), read until they are persisted or discarded."""
         self.deleting = self.committing_deletes = False
         """Whether `pending` / `committing` hold a deleted key (`delete`)."""
+        self.highest_offset = -1
+        """The highest input offset put so far, at least that of any change a checkpoint writes: a batched table's
+        chunks carry it, so that a restore takes a chunk of committed input without a fold per entry."""
         self.unwritten: list[tuple[bytes, bytes]] = []
         """Committed changes queued for the local store (`queue_persist`), written from `written` on."""
         self.written = 0
@@ -546,6 +588,8 @@ class Table:
     def put(self, key: bytes, value: list[Any], offset: int) -> None:
         """Set `key` to `value` as of processing the input record at `offset`."""
         self.pending[key] = _encode([offset, *value])
+        if offset > self.highest_offset:
+            self.highest_offset = offset
 
     def delete(self, key: bytes) -> None:
         """Forget `key` (a tombstone in the changelog). Not for a batched table, whose keys are only added."""
@@ -575,7 +619,8 @@ class Table:
                 return [(key, None if value is DELETED else value) for key, value in records.items()]
             return records.items()
         size = sum(map(len, records)) + sum(map(len, records.values())) + _FRAMING * len(records)
-        return [(_CHUNK_PREFIX + uuid.uuid4().bytes, chunk)
+        top = self.highest_offset.to_bytes(_CHUNK_TOP_BYTES, "big", signed=True)
+        return [(_CHUNK_PREFIX + top + uuid.uuid4().bytes, chunk)
                 for chunk in encode_grouped(list(records.items()), _encode, size)]
 
     def restore(self, reader: Consumer, committed_input: int, high: int) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
+import msgspec
 import pytest
 
 from services.observability.http import HealthServer
@@ -153,6 +154,33 @@ def test_a_batched_table_changelogs_a_checkpoint_in_few_records_that_restore_eve
     assert len(restored) == 15_000 + 1
     assert restored[b"org-acme:3|event-100"] == [2, "src/0/100"]
     assert b"org-acme:61|event-15000" not in restored, "a change past the committed input was applied"
+
+
+@pytest.mark.parametrize("committed", [20_000, 12_000, 1_000], ids=["all-committed", "partly", "none"])
+def test_a_chunk_of_committed_input_is_taken_whole_into_a_restore_window_as_the_fold_takes_it(
+        table: Table, committed: int) -> None:
+    """A chunk's entries skip the per-entry fold only where it would take them as they are: the window's held
+    keys (a newer, an older and a tombstoned one) and a chunk past the committed input are folded."""
+    writer = Table("seen", "g-seen-changelog", 0, MemoryStore(), batched=True)
+    for offset in range(1_000, 13_000):
+        writer.put(f"org-acme:{offset % 97}|event-{offset}".encode(), [1, f"src/0/{offset}"], offset)
+    newer = _value(table, [9], 1_500)
+    held = [(b"org-acme:30|event-1000", newer), (b"org-acme:31|event-1001", _value(table, [2], 900)),
+            (b"org-acme:32|event-1002", None), (b"org-acme:33|event-1003", _value(table, [3], 20_001))]
+    earlier_release = (b"\x00rekey:changes:" + bytes(16),  # a chunk without an offset in its key
+                       msgspec.msgpack.encode([(b"org-acme:1|event-old", _value(table, [1], 5))]))
+    messages = [*writer.changelog_messages(writer.pending), earlier_release]
+    assert len(messages) > 2
+    whole, folded = RestoreWindow(committed), RestoreWindow(committed)
+    for window in (whole, folded):
+        window.add(held)
+    for key, value in messages:
+        whole.add_chunk(key, value)
+        folded.add(changelog_entries(key, value))
+    assert (whole.changes, whole.reset, whole.applied) == (folded.changes, folded.reset, folded.applied)
+    assert len(whole.changes) == {20_000: 12_001, 12_000: 11_001, 1_000: 3}[committed]
+    if committed > 1_500:
+        assert whole.changes[b"org-acme:30|event-1000"] is newer, "a held key's newer value was overwritten"
 
 
 def test_a_per_key_table_changelogs_one_record_per_changed_key(table: Table) -> None:
