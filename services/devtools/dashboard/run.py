@@ -44,9 +44,11 @@ class PanelResult:
 
 def target_labels(service: str) -> dict[str, str]:
     """The target labels the Prometheus Operator gives a worker of the chart's ServiceMonitor (honorLabels off, so
-    the worker's own `service` label becomes `exported_service`), for release `demo`."""
-    return {"namespace": NAMESPACE, "service": f"{FULL_NAME}-{service}", "pod": f"{FULL_NAME}-{service}-0",
-            "container": service, "endpoint": "http", "job": service}
+    the worker's own `service` label becomes `exported_service`), for release `demo`. `instance` names the pod,
+    not the local port: a restarted worker stays one series, as a restarted container does."""
+    pod = f"{FULL_NAME}-{service}-0"
+    return {"namespace": NAMESPACE, "service": f"{FULL_NAME}-{service}", "pod": pod, "container": service,
+            "endpoint": "http", "job": service, "instance": f"{pod}:http"}
 
 
 class _Workers:

@@ -8,6 +8,7 @@ import json
 import math
 from pathlib import Path
 
+from matplotlib.figure import Figure
 from matplotlib.text import Text
 
 from services.devtools.dashboard.figure import Series, draw_dashboard, format_value, matrix_series
@@ -48,8 +49,8 @@ def _series(panel: Panel) -> list[Series]:
             for query in panel.queries]
 
 
-def _texts(figure: object) -> list[str]:
-    return [text.get_text() for text in figure.findobj(Text)]  # type: ignore[attr-defined]
+def _texts(figure: Figure) -> list[str]:
+    return [text.get_text() for text in figure.findobj(Text)]
 
 
 def test_every_panel_is_drawn_at_its_grid_position_with_its_title_and_no_data_said() -> None:
@@ -68,10 +69,10 @@ def test_every_panel_is_drawn_at_its_grid_position_with_its_title_and_no_data_sa
                                                        "RSS per pod"))
     assert lag.x0 < 0.5 < events.x0 and math.isclose(lag.y1, events.y1)
     assert rss.width > 1.9 * lag.width and rss.y1 < lag.y0
-    for axes, (panel, series) in zip(figure.axes, drawn, strict=True):
+    for axes, (_, series) in zip(figure.axes, drawn, strict=True):
         legend = axes.get_legend()
-        assert [text.get_text() for text in legend.get_texts()] == [item.legend for item in series] if series \
-            else legend is None
+        shown = [text.get_text() for text in legend.get_texts()] if legend is not None else []
+        assert shown == [item.legend for item in series]
 
 
 def test_the_png_stays_small_with_every_panel_full(tmp_path: Path) -> None:
