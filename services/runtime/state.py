@@ -459,6 +459,7 @@ def restore_tables(reader: Consumer, tables: list[tuple[Table, int, int]]) -> in
     left = set(restoring)
     per_consume = RESTORE_HELD_RECORDS
     next_progress = time.monotonic() + RESTORE_PROGRESS_EVERY
+    counted = sum(r.position for r in restoring.values())
     try:
         while left:
             messages = reader.consume(per_consume, timeout=0.5)
@@ -490,7 +491,6 @@ def restore_tables(reader: Consumer, tables: list[tuple[Table, int, int]]) -> in
                 else:
                     records.setdefault(into, []).append((key, value))
                 if offset + 1 > into.position:
-                    RESTORE_PROGRESS.advanced(offset + 1 - into.position)
                     into.position = offset + 1
                 if offset >= into.high - 1:
                     _finished(reader, left, where, into)
@@ -500,6 +500,7 @@ def restore_tables(reader: Consumer, tables: list[tuple[Table, int, int]]) -> in
             for into, batch in records.items():
                 into.window.add(batch)
             del records
+            counted = _count_read(restoring.values(), counted)
             if sum(len(r.window.changes) for r in restoring.values()) >= RESTORE_WRITE_EVERY:  # bounded memory
                 for into in restoring.values():
                     if into.window.changes:
@@ -511,6 +512,7 @@ def restore_tables(reader: Consumer, tables: list[tuple[Table, int, int]]) -> in
                          to_read=sum(r.high - r.start for r in restoring.values()))
     finally:
         reader.unassign()
+        _count_read(restoring.values(), counted)
         RESTORE_PROGRESS.ended(sum(r.high - r.position for r in restoring.values()))
     for into in restoring.values():
         into.write(into.high)
@@ -528,9 +530,17 @@ def _finished(reader: Consumer, left: set[tuple[str, int]], where: tuple[str, in
     """One partition read to its end: fetched no further."""
     left.discard(where)
     reader.pause([TopicPartition(*where)])
-    if restoring.position < restoring.high:  # trailing transaction markers, read without a record
-        RESTORE_PROGRESS.advanced(restoring.high - restoring.position)
-        restoring.position = restoring.high
+    restoring.position = restoring.high  # past trailing transaction markers, if any
+
+
+def _count_read(restoring: Iterable[_Restoring], counted: int) -> int:
+    """Count the changelog records read since `counted` (the sum of the positions last counted) in the restore
+    progress; return the sum counted now. Once per consume, not per record: a metric update costs more than a
+    record's fold."""
+    position = sum(r.position for r in restoring)
+    if position > counted:
+        RESTORE_PROGRESS.advanced(position - counted)
+    return position
 
 
 class Table:
