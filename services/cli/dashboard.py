@@ -25,14 +25,16 @@ def render(
         "helm/rekey/dashboards/rekey.json"),
     seconds: Annotated[float, typer.Option("--seconds", min=10, help="How long traffic is sent.")] = 90.0,
     events_per_wave: Annotated[int, typer.Option("--events-per-wave", min=1, help="Records of each wave of "
-                                                 "traffic (one wave every 10 s).")] = 3_000,
+                                                 "traffic, one every 10 s (three times as many in the first and "
+                                                 "in the one sent while the ACL is down).")] = 3_000,
     workdir: Annotated[Path, typer.Option(help="Scratch directory for the stack (wiped first).")] = Path(
         "var/dashboard"),
     catalog: CatalogOption = None,
 ) -> None:
     """Start Kafka, the schema registry, the live ACL, projection and sink, and a Prometheus (`prometheus` on the
     PATH) scraping them every second as the chart's ServiceMonitors would; send waves of generated traffic with
-    malformed records and redeliveries, restart the ACL without its local state once; then query every panel of
+    malformed records and redeliveries, restart the ACL once without its local state (it restores from the
+    changelog) while a wave arrives; then query every panel of
     the dashboard over the run and draw it as Grafana lays it out, "No data" on a panel whose queries returned
     nothing. Lists the series each panel got."""
     from services.devtools.dashboard.run import load_dashboard, render_dashboard

@@ -1,9 +1,8 @@
 """A throw-away Prometheus server on 127.0.0.1 (the `prometheus` binary on the PATH, Debian's package) scraping
-targets listed in a file it re-reads, and its HTTP API's range queries."""
+given targets, and its HTTP API's queries."""
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import time
@@ -23,14 +22,13 @@ class QueryFailed(EmbeddedInfraError):
 
 
 class PrometheusServer:
-    """`prometheus` with its own config, targets file and TSDB under `workdir`, scraping every `scrape_seconds`.
+    """`prometheus` with its own config and TSDB under `workdir`, scraping every `scrape_seconds`.
     Targets are (address, target labels) pairs, the labels standing in for what service discovery would add."""
 
     def __init__(self, workdir: Path, scrape_seconds: float) -> None:
         self.workdir = workdir
         self.scrape_seconds = scrape_seconds
         self.port = free_port(19090)
-        self.targets_path = workdir / "targets.json"
         self.log_path = workdir / "prometheus.log"
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -38,24 +36,16 @@ class PrometheusServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def set_targets(self, targets: Sequence[tuple[str, Mapping[str, str]]]) -> None:
-        """Replace the scraped targets; Prometheus notices the file's change by itself."""
-        staged = self.targets_path.with_suffix(".tmp")
-        staged.write_text(json.dumps([{"targets": [address], "labels": dict(labels)}
-                                      for address, labels in targets]))
-        staged.replace(self.targets_path)  # renamed whole: Prometheus never reads a half-written file
-
     def start(self, targets: Sequence[tuple[str, Mapping[str, str]]], ready_timeout: float = 60.0) -> None:
         binary = shutil.which("prometheus")
         if binary is None:
             raise ToolMissing("no `prometheus` on the PATH: install Debian's package (apt-get install prometheus)")
         self.workdir.mkdir(parents=True, exist_ok=True)
-        self.set_targets(targets)
         interval = f"{self.scrape_seconds:g}s"
         config = {
             "global": {"scrape_interval": interval, "scrape_timeout": interval, "evaluation_interval": interval},
-            "scrape_configs": [{"job_name": "rekey", "honor_labels": False,
-                                "file_sd_configs": [{"files": [str(self.targets_path)], "refresh_interval": "5s"}]}],
+            "scrape_configs": [{"job_name": "rekey", "honor_labels": False, "static_configs": [
+                {"targets": [address], "labels": dict(labels)} for address, labels in targets]}],
         }
         config_path = self.workdir / "prometheus.yml"
         config_path.write_text(yaml.safe_dump(config))

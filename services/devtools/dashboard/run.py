@@ -33,6 +33,7 @@ SERVICES = ("acl", "projection", "sink")
 SCRAPE_SECONDS = 1.0
 STEP_SECONDS = 2.0
 WAVE_SECONDS = 10.0
+BACKLOG_WAVES = 3  # the first wave and the one sent while the ACL is down: lag to catch up, a restore to watch
 PALETTE_COLOURS = 256  # a palette PNG keeps the picture small; fewer colours would merge series' colours
 
 
@@ -54,9 +55,8 @@ def target_labels(service: str) -> dict[str, str]:
 class _Workers:
     """The live services of the run, each with its own data dir, and the Prometheus targets they make."""
 
-    def __init__(self, stack: DemoStack, prometheus: PrometheusServer) -> None:
+    def __init__(self, stack: DemoStack) -> None:
         self.stack = stack
-        self.prometheus = prometheus
         family = stack.catalog.family(stack.catalog.default_family)
         self.extra_env = {"sink": {"REKEY_SINK_TOPIC": family.tiers.low}}
         self.running: dict[str, ServiceProcess] = {}
@@ -64,20 +64,27 @@ class _Workers:
     def data_dir(self, service: str) -> Path:
         return self.stack.workdir / f"state-{service}"
 
-    def start(self, service: str) -> None:
+    def process(self, service: str, port: int | None = None) -> ServiceProcess:
         env = {**self.stack.service_env(), "REKEY_DATA_DIR": str(self.data_dir(service)),
                **self.extra_env.get(service, {})}
-        self.running[service] = ServiceProcess(service, env, self.stack.workdir).start()
+        return ServiceProcess(service, env, self.stack.workdir, port=port)
+
+    def start_all(self) -> None:
+        for service in SERVICES:
+            self.running[service] = self.process(service).start()
 
     def targets(self) -> list[tuple[str, dict[str, str]]]:
         return [(f"127.0.0.1:{process.port}", target_labels(service)) for service, process in self.running.items()]
 
-    def restart_cold(self, service: str) -> None:
-        """Stop `service`, drop its local state and start it again: it restores from its changelog topics."""
-        self.running.pop(service).stop()
+    def restart_cold(self, service: str, while_down: Callable[[], None]) -> None:
+        """Stop `service`, drop its local state, call `while_down`, start it again on the same port (Prometheus
+        scrapes its restore from the changelog topics)."""
+        stopped = self.running.pop(service)
+        stopped.stop()
         shutil.rmtree(self.data_dir(service), ignore_errors=True)
-        self.start(service)
-        self.prometheus.set_targets(self.targets())
+        self.running[service] = replacement = self.process(service, port=stopped.port)
+        while_down()
+        replacement.start()
 
     def stop(self) -> None:
         for process in self.running.values():
@@ -85,8 +92,8 @@ class _Workers:
 
 
 @contextmanager
-def _workers(stack: DemoStack, prometheus: PrometheusServer) -> Iterator[_Workers]:
-    workers = _Workers(stack, prometheus)
+def _workers(stack: DemoStack) -> Iterator[_Workers]:
+    workers = _Workers(stack)
     try:
         yield workers
     finally:
@@ -106,21 +113,29 @@ def _sleep_until(monotonic_at: float) -> None:
 
 
 def _send_waves(console: Console, stack: DemoStack, workers: _Workers, seconds: float, events_per_wave: int) -> None:
-    """One wave of generated records every `WAVE_SECONDS`, the ACL restarted cold after the middle wave."""
+    """A backlog of `BACKLOG_WAVES` waves, then one wave every `WAVE_SECONDS`; in the middle the ACL is restarted
+    without its local state, `BACKLOG_WAVES` waves arriving while it is down."""
     source = stack.catalog.sources[0].name
     hot = tuple(dict.fromkeys(org for family in stack.catalog.families.values()
                               for org in (*family.high_volume_orgs, *family.dedicated)))
+    seeds = iter(range(1000, 100_000))
+
+    def send(events: int, what: str) -> None:
+        summary = generate_to_topic(stack.bootstrap, source, events, 40, hot_orgs=hot, malformed_rate=0.02,
+                                    duplicate_rate=0.03, seed=next(seeds))
+        console.print(f"  {what}: {summary.records:,} records, {sum(summary.malformed.values())} malformed, "
+                      f"{summary.duplicates} redelivered")
+
     waves = max(1, int(seconds // WAVE_SECONDS))
     started = time.monotonic()
-    for wave in range(waves):
-        summary = generate_to_topic(stack.bootstrap, source, events_per_wave, 40, hot_orgs=hot, malformed_rate=0.02,
-                                    duplicate_rate=0.03, seed=1000 + wave)
-        console.print(f"  wave {wave + 1}/{waves}: {summary.records:,} records, "
-                      f"{sum(summary.malformed.values())} malformed, {summary.duplicates} redelivered")
+    send(BACKLOG_WAVES * events_per_wave, "backlog")
+    for wave in range(1, waves):
+        _sleep_until(started + wave * WAVE_SECONDS)
         if wave == waves // 2:
             console.print("  restarting the ACL without its local state (a restore from the changelog)")
-            workers.restart_cold("acl")
-        _sleep_until(started + (wave + 1) * WAVE_SECONDS)
+            workers.restart_cold("acl", lambda: send(BACKLOG_WAVES * events_per_wave, "sent while the ACL is down"))
+        else:
+            send(events_per_wave, f"wave {wave}/{waves - 1}")
 
 
 def _caught_up(prometheus: PrometheusServer) -> bool:
@@ -168,15 +183,16 @@ def render_dashboard(console: Console, dashboard: Dashboard, out: Path, workdir:
     `out`; return what each panel got."""
     with demo_stack(workdir, catalog_path, console) as stack, ExitStack() as cleanup:
         prometheus = PrometheusServer(workdir / "prometheus", SCRAPE_SECONDS)
-        workers = cleanup.enter_context(_workers(stack, prometheus))
+        workers = cleanup.enter_context(_workers(stack))
         with console.status("starting the ACL, the projection and the sink ..."):
-            for service in SERVICES:
-                workers.start(service)
+            workers.start_all()
         cleanup.callback(prometheus.stop)
-        prometheus.start(workers.targets())
+        with console.status("starting Prometheus ..."):
+            prometheus.start(workers.targets())
+            _wait_until(lambda: len(prometheus.query("up == 1")) == len(SERVICES), 60, "every worker scraped")
         console.print(f"[green]✓[/] {', '.join(SERVICES)} running, Prometheus {prometheus.url} scraping them "
                       f"every {SCRAPE_SECONDS:g} s")
-        start = time.time()
+        start = time.time() - STEP_SECONDS
         _send_waves(console, stack, workers, seconds, events_per_wave)
         with console.status("waiting for the workers to catch up ..."):
             _wait_until(lambda: _caught_up(prometheus), 300, "the workers' lag down to 0")

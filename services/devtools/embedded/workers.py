@@ -27,12 +27,13 @@ class ServiceProcess:
     """`rekey run SERVICE` in a subprocess with its own web port, log file and environment."""
 
     def __init__(self, service: str, env: Mapping[str, str], log_dir: Path, name: str | None = None,
-                 args: Sequence[str] = ()) -> None:
-        """`args` follow `rekey run SERVICE` (e.g. `--stage translate`)."""
+                 args: Sequence[str] = (), port: int | None = None) -> None:
+        """`args` follow `rekey run SERVICE` (e.g. `--stage translate`); `port`, a stopped process's web port, lets
+        a restarted worker answer where its scraper looks."""
         self.service = service
         self.args = list(args)
         self.name = name or service
-        self.port = _ephemeral_port()
+        self.port = port or _ephemeral_port()
         self.env = {**os.environ, **env, "REKEY_WEB_PORT": str(self.port)}
         self.log_path = log_dir / f"{self.name}.log"
         self.process: subprocess.Popen[bytes] | None = None
