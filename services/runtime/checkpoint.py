@@ -4,13 +4,13 @@ at-least-once: produce the changelog records of the changed keys; wait until the
 output and changelog record, with no delivery error; commit the consumed offsets; persist the local stores. The
 loop does not stop for the wait: it goes on processing while the checkpoint drains and holds the new outputs back
 (one produced now would have to be delivered first), then produces them once the ones before are delivered. Nor
-for the offset commit, a round trip to the group coordinator: a helper thread makes it (`_OffsetCommit`), and the
+for the offset commit, a round trip to the group coordinator: a helper thread makes it (`_CommitOffTheLoop`), and the
 stores are written once it succeeded (`finish_commit`). A final checkpoint (revocation, stop) waits for the
 producer at once, and commits offsets still left to the helper itself (`fold_commit`).
 exactly-once: produce the changelog records in the open transaction; add the consumed offsets to it
 (`send_offsets_to_transaction`, fenced by the group generation); commit it; persist the local stores. The loop does
 not stop for the commit either, a round trip to the transaction coordinator after every output is acknowledged: a
-helper thread makes it (`_TransactionCommit`) while the loop goes on processing and holds the new outputs back (no
+helper thread makes it (`_CommitOffTheLoop` too) while the loop goes on processing and holds the new outputs back (no
 record can join a transaction being committed), and they open the next transaction once it is committed. A final
 checkpoint commits on the loop.
 
@@ -32,6 +32,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import structlog
 from confluent_kafka import Consumer, KafkaException, TopicPartition
@@ -62,45 +63,21 @@ class _Drain:
     """Seconds the loop waited for this checkpoint before it was left to drain (or finished at once)."""
 
 
-class _OffsetCommit:
-    """At-least-once: a drained checkpoint's offsets, committed on a helper thread while the loop goes on (done on
-    the loop, the coordinator's round trip held every record back)."""
+class _CommitOffTheLoop:
+    """A drained checkpoint's commit, a round trip to a coordinator, made on a helper thread while the loop goes on
+    (made on the loop, it held every record back for as long as it took): at-least-once its offsets, exactly-once
+    its transaction with the offsets added."""
 
-    def __init__(self, consumer: Consumer, drain: _Drain) -> None:
+    def __init__(self, commit: Callable[[], None], drain: _Drain, name: str) -> None:
+        """`commit` raises CheckpointFailed, or a KafkaException when the producer must be replaced."""
         self.drain = drain
-        self.refused: KafkaException | None = None
-        self.thread = threading.Thread(target=self._commit, args=(consumer,), name="kafka-commit", daemon=True)
+        self.failure: CheckpointFailed | KafkaException | None = None
+        self.thread = threading.Thread(target=self._commit, args=(commit,), name=name, daemon=True)
         self.thread.start()
 
-    def _commit(self, consumer: Consumer) -> None:
+    def _commit(self, commit: Callable[[], None]) -> None:
         try:
-            consumer.commit(offsets=self.drain.offsets, asynchronous=False)
-        except KafkaException as error:  # read by the loop's thread (`wait`)
-            self.refused = error
-
-    def done(self) -> bool:
-        return not self.thread.is_alive()
-
-    def wait(self) -> None:
-        """Until the commit has returned; CheckpointFailed when the group refused it."""
-        self.thread.join()
-        if self.refused is not None:
-            raise CheckpointFailed(f"offset commit refused: {self.refused.args[0]}") from self.refused
-
-
-class _TransactionCommit:
-    """Exactly-once: a checkpoint's transaction, its consumed offsets added, committed on a helper thread while the
-    loop goes on (done on the loop, the commit held every record back for as long as it took)."""
-
-    def __init__(self, producer: OutputProducer, offsets: list[TopicPartition], group_metadata: object) -> None:
-        self.failure: BaseException | None = None
-        self.thread = threading.Thread(target=self._commit, args=(producer, offsets, group_metadata),
-                                       name="kafka-transaction", daemon=True)
-        self.thread.start()
-
-    def _commit(self, producer: OutputProducer, offsets: list[TopicPartition], group_metadata: object) -> None:
-        try:
-            producer.commit(offsets, lambda: group_metadata)
+            commit()
         except (CheckpointFailed, KafkaException) as failure:  # raised on the loop's thread (`wait`)
             self.failure = failure
 
@@ -108,7 +85,7 @@ class _TransactionCommit:
         return not self.thread.is_alive()
 
     def wait(self) -> None:
-        """Until the transaction's commit has returned; what it raised, raised here."""
+        """Until the commit has returned; what it raised, raised here."""
         self.thread.join()
         if self.failure is not None:
             raise self.failure
@@ -137,9 +114,9 @@ class Checkpoint:
         """DRAINING: the checkpoint whose changelog is produced, waiting for the producer to deliver it and the
         outputs before it (at-least-once), or for its transaction's commit (exactly-once; `drained`,
         `finish_drain`)."""
-        self._transaction: _TransactionCommit | None = None
+        self._transaction: _CommitOffTheLoop | None = None
         """Exactly-once, DRAINING: the transaction being committed on the helper thread."""
-        self._commit: _OffsetCommit | None = None
+        self._commit: _CommitOffTheLoop | None = None
         """COMMITTING: the drained checkpoint whose offsets are being committed; its stores are written once they
         are (`offsets_committed`, `finish_commit`)."""
         self._folded: list[dict[Table, dict[bytes, bytes]]] = []
@@ -193,8 +170,9 @@ class Checkpoint:
         if self.exactly_once and final:
             self.producer.commit(offsets, self._group_metadata)
         elif self.exactly_once:
-            self._transaction = _TransactionCommit(self.producer, offsets,
-                                                   self._group_metadata() if offsets else None)
+            group_metadata = self._group_metadata() if offsets else None
+            self._transaction = _CommitOffTheLoop(partial(self.producer.commit, offsets, lambda: group_metadata),
+                                                  drain, "kafka-transaction")
         drain.blocked = time.monotonic() - started
         if not final:
             return None
@@ -229,7 +207,7 @@ class Checkpoint:
         self.state.to(Phase.COMMITTING if commit_off_the_loop else Phase.IDLE)
         self.delivered()  # out of DRAINING first: else the outputs it produces would be held again
         if commit_off_the_loop:
-            self._commit = _OffsetCommit(self.consumer, drain)
+            self._commit = _CommitOffTheLoop(partial(self._commit_offsets, drain.offsets), drain, "kafka-commit")
             drain.blocked += time.monotonic() - entered
             return None
         if not self.exactly_once:
@@ -356,12 +334,10 @@ class Checkpoint:
         is waited for first (the producer takes no other call meanwhile), and its changes kept if it was."""
         transaction, self._transaction = self._transaction, None
         if transaction is not None:
-            drain = self._drain
-            assert drain is not None
             try:
                 transaction.wait()
                 if wait_for_commit:
-                    for table, changes in drain.records.items():  # committed input: kept (`discard` writes)
+                    for table, changes in transaction.drain.records.items():  # committed input: kept (`discard` writes)
                         table.queue_persist(changes, None)
             except (CheckpointFailed, KafkaException):
                 pass  # not committed: its changes go with the rest
