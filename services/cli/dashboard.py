@@ -25,7 +25,7 @@ def render(
         "helm/rekey/dashboards/rekey.json"),
     seconds: Annotated[float, typer.Option("--seconds", min=10, help="How long traffic is sent.")] = 90.0,
     events_per_wave: Annotated[int, typer.Option("--events-per-wave", min=1, help="Records of each wave of "
-                                                 "traffic, one every 10 s (three times as many in the first and "
+                                                 "traffic, one every 10 s (3 times as many in the first, 10 times "
                                                  "in the one sent while the ACL is down).")] = 3_000,
     workdir: Annotated[Path, typer.Option(help="Scratch directory for the stack (wiped first).")] = Path(
         "var/dashboard"),

@@ -33,7 +33,8 @@ SERVICES = ("acl", "projection", "sink")
 SCRAPE_SECONDS = 1.0
 STEP_SECONDS = 2.0
 WAVE_SECONDS = 10.0
-BACKLOG_WAVES = 3  # the first wave and the one sent while the ACL is down: lag to catch up, a restore to watch
+BACKLOG_WAVES = 3  # the first wave: a backlog to start with
+DOWNTIME_WAVES = 10  # sent while the ACL is down: lag for longer than the workers' lag gauges take to update
 PALETTE_COLOURS = 256  # a palette PNG keeps the picture small; fewer colours would merge series' colours
 
 
@@ -114,7 +115,7 @@ def _sleep_until(monotonic_at: float) -> None:
 
 def _send_waves(console: Console, stack: DemoStack, workers: _Workers, seconds: float, events_per_wave: int) -> None:
     """A backlog of `BACKLOG_WAVES` waves, then one wave every `WAVE_SECONDS`; in the middle the ACL is restarted
-    without its local state, `BACKLOG_WAVES` waves arriving while it is down."""
+    without its local state, `DOWNTIME_WAVES` waves arriving while it is down."""
     source = stack.catalog.sources[0].name
     hot = tuple(dict.fromkeys(org for family in stack.catalog.families.values()
                               for org in (*family.high_volume_orgs, *family.dedicated)))
@@ -133,7 +134,7 @@ def _send_waves(console: Console, stack: DemoStack, workers: _Workers, seconds: 
         _sleep_until(started + wave * WAVE_SECONDS)
         if wave == waves // 2:
             console.print("  restarting the ACL without its local state (a restore from the changelog)")
-            workers.restart_cold("acl", lambda: send(BACKLOG_WAVES * events_per_wave, "sent while the ACL is down"))
+            workers.restart_cold("acl", lambda: send(DOWNTIME_WAVES * events_per_wave, "sent while the ACL is down"))
         else:
             send(events_per_wave, f"wave {wave}/{waves - 1}")
 
