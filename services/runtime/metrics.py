@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter as Tally
 
+from confluent_kafka import Consumer
 from prometheus_client import Counter, Gauge, Histogram
 
 CONSUMED = Counter("rekey_consumed_total", "Source records consumed.", ["service", "topic"])
@@ -22,6 +23,22 @@ CHECKPOINT_FAILURES = Counter(
     "(a transactional call past its deadline), producer_fatal (the producer failed for good, e.g. fenced).",
     ["service", "reason"],
 )
+
+
+GAUGES_EVERY = 5.0
+"""How often a consumer's lag is exported: its watermarks are librdkafka's cached ones, refreshed by fetches."""
+
+
+def export_consumer_lag(consumer: Consumer, service: str) -> None:
+    """`rekey_consumer_lag` of every partition assigned to `consumer`: its high watermark minus its position."""
+    assignment = consumer.assignment()
+    if not assignment:
+        return
+    for tp in consumer.position(assignment):
+        _low, high = consumer.get_watermark_offsets(tp, cached=True)
+        if high is None or high < 0 or tp.offset < 0:
+            continue
+        CONSUMER_LAG.labels(service, tp.topic, str(tp.partition)).set(max(0, high - tp.offset))
 
 
 ORG_EXPORT_INTERVAL_S = 5.0

@@ -32,7 +32,14 @@ from services.observability.http import HealthServer
 from services.runtime.batching import next_request
 from services.runtime.checkpoint import Checkpoint
 from services.runtime.failures import CheckpointFailed, ProducerStuck
-from services.runtime.metrics import CHECKPOINT_FAILURES, CHECKPOINT_SECONDS, CONSUMED, CONSUMER_LAG, PRODUCED
+from services.runtime.metrics import (
+    CHECKPOINT_FAILURES,
+    CHECKPOINT_SECONDS,
+    CONSUMED,
+    GAUGES_EVERY,
+    PRODUCED,
+    export_consumer_lag,
+)
 from services.runtime.output_producer import MakeProducer, OutputProducer
 from services.runtime.phases import Phase
 from services.runtime.processor import Processor, TableSpec
@@ -51,7 +58,6 @@ from services.runtime.topics import InternalTopic, ensure_topics
 
 log = structlog.get_logger()
 
-GAUGES_EVERY = 5.0
 PATIENCE = 120.0
 T = TypeVar("T")
 Output = tuple[str, bytes | None, bytes | None, int, list[tuple[str, bytes]] | None]
@@ -188,7 +194,7 @@ class Worker:
             self._checkpoint()
             self.next_checkpoint = time.monotonic() + self.settings.checkpoint_interval_ms / 1000
         if now >= self.next_gauges:
-            self._export_lag()
+            export_consumer_lag(self.consumer, self.service)
             self.next_gauges = now + GAUGES_EVERY
         ended = time.monotonic()
         if ended - fetched > SLOW_LOOP:
@@ -543,16 +549,6 @@ class Worker:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(uuid.uuid4().hex[:12])
         return path.read_text().strip()
-
-    def _export_lag(self) -> None:
-        assignment = self.consumer.assignment()
-        if not assignment:
-            return
-        for tp in self.consumer.position(assignment):
-            _low, high = self.consumer.get_watermark_offsets(tp, cached=True)
-            if high is None or high < 0 or tp.offset < 0:
-                continue
-            CONSUMER_LAG.labels(self.service, tp.topic, str(tp.partition)).set(max(0, high - tp.offset))
 
     @staticmethod
     def _kafka_error(error: KafkaError) -> None:

@@ -1,4 +1,6 @@
-"""Prometheus metrics of the sink, in a registry of their own (one sink per registry, labelled by table)."""
+"""Prometheus metrics of the sink, labelled by table, in the registry given: `rekey run sink` serves the process's
+default one (with its process metrics and consumer lag); without one, a registry of their own (one sink per
+registry)."""
 
 from __future__ import annotations
 

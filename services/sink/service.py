@@ -17,9 +17,11 @@ from typing import Any
 
 import structlog
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
+from prometheus_client import REGISTRY
 
 from services.observability.http import HealthServer
 from services.observability.logs import configure_logging
+from services.runtime.metrics import CONSUMED, GAUGES_EVERY, export_consumer_lag
 from services.sink.metrics import SinkMetrics
 from services.sink.settings import SinkSettings
 from services.sink.store import Rejected, SinkStore, SinkStoreError, open_store
@@ -79,7 +81,7 @@ class Sink:
         delta = int(self.options.watermark_delta_s * 1000) if self.options.watermark_enabled else None
         self.watermark = Watermark(delta, store.load_watermark())
         self.joined = False
-        self.last_step = clock()
+        self.last_step = self.next_gauges = clock()
         self.consumer = Consumer(consumer_config(settings, **(consumer_overrides or {})))
         self.consumer.subscribe([self.topic], on_assign=self._on_assign, on_revoke=self._on_revoke,
                                 on_lost=self._on_lost)
@@ -123,11 +125,16 @@ class Sink:
                 rejected.append(outcome)
             else:
                 delivered.append(outcome)
+        if delivered or rejected:
+            CONSUMED.labels(SERVICE, self.topic).inc(len(delivered) + len(rejected))
         released = self._reorder(delivered)
         if released or rejected:
             self._settle(released, rejected)
         self._commit()
         self.last_step = self.clock()
+        if self.last_step >= self.next_gauges:
+            export_consumer_lag(self.consumer, SERVICE)
+            self.next_gauges = self.last_step + GAUGES_EVERY
         return len(messages)
 
     def _decode(self, message: Message, partition: int, offset: int) -> Delivered | Rejected:
@@ -266,7 +273,7 @@ def run_sink(settings: SinkSettings | None = None) -> None:
     settings = settings or SinkSettings()
     configure_logging(SERVICE, settings.log_level, settings.log_format)
     store = open_store(settings.database_url, settings.sink.table)
-    metrics = SinkMetrics(store.table)
+    metrics = SinkMetrics(store.table, REGISTRY)  # beside the process's own metrics and its consumer lag
     sink = Sink(settings, store, domain_decoder(settings), metrics)
     http = HealthServer(settings.web_port, metrics.registry, ready=sink.ready, live=sink.live).start()
     stop = threading.Event()

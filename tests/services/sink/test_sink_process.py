@@ -59,10 +59,16 @@ def test_kill_mid_stream_and_restart_loses_nothing(
         ends = end_offsets(kafka_bootstrap, topic)
         wait_until(lambda: committed_offsets(kafka_bootstrap, group, topic) == ends, 90,
                    "the restarted sink committed the whole topic")
+        caught_up = [f'rekey_consumer_lag{{partition="{p}",service="sink",topic="{topic}"}} 0.0' for p in ends]
+        wait_until(lambda: all(line in restarted.metrics().splitlines() for line in caught_up), 30,
+                   "the sink's /metrics showing a lag of 0 on every partition")
         metrics = restarted.metrics()
+        consumed = restarted.metric("rekey_consumed_total", service="sink", topic=topic)
     finally:
         restarted.stop()
     assert "rekey_sink_applied_total" in metrics and "rekey_sink_batch_seconds_bucket" in metrics
+    assert "process_resident_memory_bytes" in metrics  # the dashboard's memory panel
+    assert 0 < consumed <= sum(ends.values()) - sum(committed.values())  # what the restarted sink read
     expected = derive_state(sink_events(events))
     with psycopg.connect(postgres_test_dsn) as conn:
         history = conn.execute('SELECT output_key, sequence FROM "interactions_events"').fetchall()
