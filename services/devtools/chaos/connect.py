@@ -24,6 +24,7 @@ from services.devtools.demo.crm import WorkloadSummary, prepare_workload
 from services.devtools.embedded import postgres as embedded_postgres
 from services.devtools.embedded.connect import postgres_connector_config
 from services.devtools.embedded.workers import ServiceProcess
+from services.devtools.waiting import wait_for
 from services.kafka.reading import iter_topic
 from services.settings import KafkaSettings, RegistrySettings
 from shared.translation import row_key
@@ -69,14 +70,6 @@ def _slot_active(dsn: str) -> bool:
     return bool(row and row[0])
 
 
-def _wait(condition: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{what} within {timeout:.0f}s")
-        time.sleep(0.2)
-
-
 def connect_kill(env: ChaosEnv, events: int, exactly_once: bool = False, log: Log | None = None) -> ChaosResult:
     """kill -9 of the Kafka Connect worker while Debezium streams about `events` row changes, restarted."""
     say = log or (lambda _line: None)
@@ -114,8 +107,8 @@ def connect_kill(env: ChaosEnv, events: int, exactly_once: bool = False, log: Lo
             inserts=events // 5, updates=events * 3 // 5, rewrites=max(1, events // 50), deletes=events // 15)))
         changes.start()
         # The kill lands once the stream is under way: a third of the changes in the topic, some processed.
-        _wait(lambda: sum(_source_records(config, source.name).values()) - base >= SNAPSHOT_ROWS + events // 3,
-              TIMEOUT, "a third of the changes streamed")
+        wait_for(lambda: sum(_source_records(config, source.name).values()) - base >= SNAPSHOT_ROWS + events // 3,
+                 TIMEOUT, "a third of the changes streamed")
         sent = sum(_source_records(config, source.name).values()) - base
         # What the kill leaves in flight is the connector's: the records it had sent but not yet flushed the
         # source offsets of, which it sends again (`committed` is set from them once they are counted).
@@ -124,7 +117,7 @@ def connect_kill(env: ChaosEnv, events: int, exactly_once: bool = False, log: Lo
         infra.worker.kill()
         result.faults.append(fault)
         say(f"kill -9 of the Connect worker with {sent} records of the connector in the topic")
-        _wait(lambda: not _slot_active(infra.postgres.dsn), 90, "the killed worker's replication slot released")
+        wait_for(lambda: not _slot_active(infra.postgres.dsn), 90, "the killed worker's replication slot released")
         infra.worker.start(TIMEOUT, die_with_caller=True)
         infra.worker.wait_connector_running(CONNECTOR, timeout=90)
         fault.recover_seconds = time.monotonic() - fault.monotonic
@@ -133,12 +126,12 @@ def connect_kill(env: ChaosEnv, events: int, exactly_once: bool = False, log: Lo
         summary = summary_box[0]
         expected = summary.source_records
         try:
-            _wait(lambda: sum(_source_records(config, source.name).values()) - base >= expected, TIMEOUT,
-                  f"Debezium's {expected} records of the committed changes")
+            wait_for(lambda: sum(_source_records(config, source.name).values()) - base >= expected, TIMEOUT,
+                     f"Debezium's {expected} records of the committed changes")
         except TimeoutError as error:
             found = sum(_source_records(config, source.name).values()) - base
             raise TimeoutError(f"{error} ({found} there; connector {infra.worker.connector_status(CONNECTOR)}):\n"
-                               f"{infra.worker.log_tail(40)}") from None
+                           f"{infra.worker.log_tail(40)}") from None
         written = sum(_source_records(config, source.name).values()) - base
         drained = wait_drained(config, app_id, [source.name, f"{app_id}-sequencing"], TIMEOUT)
         result.drain_seconds = drained.seconds

@@ -24,6 +24,7 @@ from services.devtools.dashboard.prometheus import PrometheusServer
 from services.devtools.demo.stack import DemoStack, demo_stack
 from services.devtools.embedded.errors import NotReady
 from services.devtools.embedded.workers import ServiceProcess
+from services.devtools.waiting import wait_for
 from services.generation.writer import generate_to_topic
 
 RELEASE = "demo"
@@ -99,14 +100,6 @@ def _workers(stack: DemoStack) -> Iterator[_Workers]:
         yield workers
     finally:
         workers.stop()
-
-
-def _wait_until(check: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise NotReady(f"{what}: not reached in {timeout:.0f}s")
-        time.sleep(0.5)
 
 
 def _sleep_until(monotonic_at: float) -> None:
@@ -190,13 +183,14 @@ def render_dashboard(console: Console, dashboard: Dashboard, out: Path, workdir:
         cleanup.callback(prometheus.stop)
         with console.status("starting Prometheus ..."):
             prometheus.start(workers.targets())
-            _wait_until(lambda: len(prometheus.query("up == 1")) == len(SERVICES), 60, "every worker scraped")
+            wait_for(lambda: len(prometheus.query("up == 1")) == len(SERVICES), 60, "every worker scraped",
+                     error=NotReady)
         console.print(f"[green]✓[/] {', '.join(SERVICES)} running, Prometheus {prometheus.url} scraping them "
                       f"every {SCRAPE_SECONDS:g} s")
         start = time.time() - STEP_SECONDS
         _send_waves(console, stack, workers, seconds, events_per_wave)
         with console.status("waiting for the workers to catch up ..."):
-            _wait_until(lambda: _caught_up(prometheus), 300, "the workers' lag down to 0")
+            wait_for(lambda: _caught_up(prometheus), 300, "the workers' lag down to 0", error=NotReady)
             _sleep_until(time.monotonic() + 4 * STEP_SECONDS)  # the last rates fall back to 0 on the picture
         end = time.time()
         results = query_panels(prometheus, dashboard.panels, start, end)
