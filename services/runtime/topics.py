@@ -19,6 +19,11 @@ from confluent_kafka.admin import (
 
 CHANGELOG_SEGMENT_BYTES = 4 * 1024 * 1024
 CHANGELOG_SEGMENT_MS = 3_600_000
+CHANGELOG_DIRTY_RATIO = "0.1"
+CHANGELOG_TOMBSTONE_MS = 86_400_000
+"""How long the cleaner keeps a tombstone once it has compacted past it: a store restored from its own changelog
+offset after being offline longer than this may miss a key's tombstone (Kafka's default, set so that a broker-wide
+override cannot shorten it)."""
 
 
 def changelog_config(retention_ms: int | None = None) -> dict[str, str]:
@@ -26,14 +31,17 @@ def changelog_config(retention_ms: int | None = None) -> dict[str, str]:
 
     The log cleaner compacts closed segments only, and only once their uncompacted share passes the dirty ratio:
     with the broker's 1 GB segments a changelog was never compacted, so a restore read every change of every key
-    instead of about one record per live key. Small segments, rolled at least hourly, and a low dirty ratio keep
-    it near that (the segment being written is never compacted: a restore reads it whole), for a little more
-    cleaner work on the broker."""
+    instead of about one record per live key. Small segments, rolled at least hourly, a low dirty ratio and no
+    compaction lag keep it near that (the segment being written is never compacted: a restore reads it whole),
+    for more cleaner work on the broker (docs/ARCHITECTURE.md, State). Kafka Streams sets none of these on its
+    changelogs and leaves them to the broker's defaults."""
     config = {
         "cleanup.policy": "compact" if retention_ms is None else "compact,delete",
         "segment.bytes": str(CHANGELOG_SEGMENT_BYTES),
         "segment.ms": str(CHANGELOG_SEGMENT_MS if retention_ms is None else min(CHANGELOG_SEGMENT_MS, retention_ms)),
-        "min.cleanable.dirty.ratio": "0.1",
+        "min.cleanable.dirty.ratio": CHANGELOG_DIRTY_RATIO,
+        "min.compaction.lag.ms": "0",
+        "delete.retention.ms": str(CHANGELOG_TOMBSTONE_MS),
     }
     if retention_ms is not None:
         config["retention.ms"] = str(retention_ms)

@@ -569,7 +569,8 @@ def _pipelines(stack: DemoStack, workdir: Path) -> list[_Pipeline]:
         _Pipeline("restore", "rekey ACL, 1 family, 1,000,000+ state keys, then a cold restore", SOURCE,
                   first_outputs, rekey("restore", one_family), 1, seed=48, events=STATE_KEYS, paced=False,
                   after=lambda built: cold_restore(rekey("restore-cold", one_family), workdir / "state",
-                                                   built.peak_rss_mb, make_console())),
+                                                   built.peak_rss_mb,
+                                                   sorted((workdir / "kafka").glob("node-*/data")), make_console())),
         _Pipeline("passthrough", "(a) passthrough, 2 families", "bench.passthrough.source", ["bench.passthrough.out"],
                   lambda: _Worker(
             "passthrough", common, workdir,

@@ -5,9 +5,15 @@ The pipeline re-keys its backlog like the others; then its data directory is del
 ready. Measured: the seconds from the process start to ready and those of the restore itself, the changelog
 records applied (both from the worker's "state restored" log lines) and read (its
 `rekey_restore_read_records_total`), the live keys the restore left in the stores (records read per key), the
-`sequences` changelog's records ever written against those compaction left (what a restore read before the
-changelogs were compacted, and now), and the restoring worker's peak RSS beside the steady peak of the worker
-that built the state.
+`sequences` changelog's records ever written, those left right after the fill and those left once the log
+cleaner has had its pass, and the restoring worker's peak RSS beside the steady peak of the worker that built the
+state.
+
+The cleaner compacts closed segments only, and a changelog's segment being written rolls on the first write after
+its `segment.ms`: a fill of a few minutes leaves most of a partition in its active segment, where a deployment an
+hour on has it compacted. Before the cold start the bench stands in for that hour (`let_the_cleaner_run`): it rolls
+every changelog partition's segment with one tombstone of a key no table holds (applied by the restore like any
+tombstone: one record a partition) and waits, bounded, until the broker's cleaner checkpoint has passed it.
 """
 
 from __future__ import annotations
@@ -20,13 +26,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-from confluent_kafka import Consumer, KafkaError, TopicPartition
+from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 from rich.console import Console
 
 from services.runtime.state import RocksStore, rocks_options
 
 READY_TIMEOUT = 900.0
 STATE_RESTORED = "state restored"
+CLEANER_TIMEOUT = 120.0
+SEGMENT_ROLL_KEY = b"\x00rekey:bench:segment-roll"
+"""The key of the tombstone that rolls a changelog's segment: no table holds it."""
 
 
 class RestoringWorker(Protocol):
@@ -44,10 +54,16 @@ class RestoringWorker(Protocol):
 
 
 def cold_restore(worker: Callable[[], RestoringWorker], data_dir: Path, steady_rss_mb: float,
-                 console: Console) -> dict[str, float]:
-    """Delete `data_dir`, start `worker()` on it and measure its restore until ready (the module doc)."""
+                 broker_log_dirs: list[Path], console: Console) -> dict[str, float]:
+    """Let the log cleaner compact the changelogs, delete `data_dir`, start `worker()` on it and measure its restore
+    until ready (the module doc)."""
     shutil.rmtree(data_dir, ignore_errors=True)
     restoring = worker()
+    bootstrap, app_id = restoring.env["REKEY_KAFKA_BOOTSTRAP_SERVERS"], restoring.env["REKEY_APP_ID"]
+    sequences = f"{app_id}-sequences-changelog"
+    _, uncleaned = changelog_records(bootstrap, sequences)
+    with console.status("rolling the changelogs' segments and waiting for the log cleaner ..."):
+        cleaner_seconds, uncleaned_partitions = let_the_cleaner_run(bootstrap, app_id, broker_log_dirs)
     restored_before = _restored_lines(restoring.log_path)
     with console.status(f"cold start of {restoring.name} on an empty data directory ..."):
         started = time.monotonic()
@@ -62,8 +78,7 @@ def cold_restore(worker: Callable[[], RestoringWorker], data_dir: Path, steady_r
     applied = sum(int(str(line["changelog_records"])) for line in restored)
     restoring_seconds = sum(float(str(line["seconds"])) for line in restored)
     keys = live_keys(data_dir)
-    sequences = f"{restoring.env['REKEY_APP_ID']}-sequences-changelog"
-    written, present = changelog_records(restoring.env["REKEY_KAFKA_BOOTSTRAP_SERVERS"], sequences)
+    written, present = changelog_records(bootstrap, sequences)
     sequence_keys = live_keys(data_dir, "sequences")
     figures = {
         "restore_seconds": round(seconds, 2),
@@ -74,7 +89,10 @@ def cold_restore(worker: Callable[[], RestoringWorker], data_dir: Path, steady_r
         "restore_keys": keys,
         "restore_records_per_key": round(applied / keys, 2) if keys else 0.0,
         "sequences_changelog_written": written,
+        "sequences_changelog_uncleaned": uncleaned,
         "sequences_changelog_present": present,
+        "cleaner_seconds": round(cleaner_seconds, 1),
+        "cleaner_partitions_left": uncleaned_partitions,
         "sequences_keys": sequence_keys,
         "restore_peak_rss_mb": round(peak_rss_mb),
         "restore_steady_rss_mb": round(steady_rss_mb),
@@ -82,8 +100,102 @@ def cold_restore(worker: Callable[[], RestoringWorker], data_dir: Path, steady_r
     console.print(f"[green]✓[/] cold restore: {applied:,} changelog records ({read:,.0f} offsets) for {keys:,} keys "
                   f"in {seconds:.2f}s = {figures['restore_records_per_s']:,} records/s, peak RSS "
                   f"{peak_rss_mb:,.0f} MB (steady {steady_rss_mb:,.0f} MB); sequences changelog: {written:,} "
-                  f"records written, {present:,} left by compaction, for {sequence_keys:,} keys")
+                  f"records written, {uncleaned:,} after the fill, {present:,} after the cleaner's pass "
+                  f"({cleaner_seconds:.0f}s, {uncleaned_partitions} partitions left uncleaned), "
+                  f"for {sequence_keys:,} keys")
     return figures
+
+
+def let_the_cleaner_run(bootstrap: str, app_id: str, log_dirs: list[Path], timeout: float = CLEANER_TIMEOUT
+                        ) -> tuple[float, int]:
+    """Roll the active segment of every non-empty changelog partition of `app_id` (its topic's `segment.ms` set to
+    1 ms for one tombstone of `SEGMENT_ROLL_KEY`, then set back) and wait until the cleaner checkpoints of the
+    broker's `log_dirs` show each partition compacted up to it, for `timeout` at most; return the seconds waited
+    and the partitions the cleaner had not compacted by then (one whose uncleaned share is under its
+    `min.cleanable.dirty.ratio` is left as a deployment's would be)."""
+    started = time.monotonic()
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    changelogs = sorted(name for name in admin.list_topics(timeout=10).topics
+                        if name.startswith(f"{app_id}-") and name.endswith("-changelog"))
+    described = admin.describe_configs([ConfigResource(ResourceType.TOPIC, name) for name in changelogs])
+    segment_ms = {resource.name: future.result(30)["segment.ms"].value for resource, future in described.items()}
+    _set_segment_ms(admin, {name: "1" for name in changelogs})
+    try:
+        rolled = _roll_segments(bootstrap, changelogs, log_dirs, started + timeout)
+    finally:
+        _set_segment_ms(admin, segment_ms)
+    while True:
+        cleaned = _cleaner_checkpoints(log_dirs)
+        behind = sum(cleaned.get(where, -1) < offset for where, offset in rolled.items())
+        if not behind or time.monotonic() > started + timeout:
+            return time.monotonic() - started, behind
+        time.sleep(1.0)
+
+
+def _set_segment_ms(admin: AdminClient, values: dict[str, str]) -> None:
+    changes = [ConfigResource(ResourceType.TOPIC, name, incremental_configs=[
+        ConfigEntry("segment.ms", value, incremental_operation=AlterConfigOpType.SET)])
+        for name, value in values.items()]
+    for future in admin.incremental_alter_configs(changes).values():
+        future.result(30)
+
+
+def _roll_segments(bootstrap: str, changelogs: list[str], log_dirs: list[Path], deadline: float
+                   ) -> dict[tuple[str, int], int]:
+    """Append the roll tombstone to each non-empty partition of `changelogs` until its newest segment starts at
+    it (the lowered `segment.ms` reaches the broker a moment after the controller took it); return the offsets of
+    those tombstones."""
+    reader = Consumer({"bootstrap.servers": bootstrap, "group.id": f"bench-roll-{uuid.uuid4().hex[:8]}"})
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
+    try:
+        left = set()
+        for topic in changelogs:
+            for partition in reader.list_topics(topic, timeout=10).topics[topic].partitions:
+                if reader.get_watermark_offsets(TopicPartition(topic, partition), timeout=10)[1] > 0:
+                    left.add((topic, partition))
+        rolled: dict[tuple[str, int], int] = {}
+        delivered: list[tuple[KafkaError | None, Message]] = []
+        while left:
+            delivered.clear()
+            for topic, partition in left:
+                producer.produce(topic, None, SEGMENT_ROLL_KEY, partition,
+                                 on_delivery=lambda error, message: delivered.append((error, message)))
+            producer.flush(30)
+            offsets = {}
+            for error, message in delivered:
+                if error is not None:
+                    raise RuntimeError(f"segment roll record to {message.topic()}[{message.partition()}]: {error}")
+                offsets[(str(message.topic()), int(message.partition() or 0))] = int(message.offset() or 0)
+            for where, offset in offsets.items():
+                if _newest_segment(log_dirs, *where) == offset:
+                    rolled[where] = offset
+                    left.discard(where)
+            if left and time.monotonic() > deadline:
+                raise TimeoutError(f"{len(left)} changelog partitions did not roll their segment, e.g. {min(left)}")
+            if left:
+                time.sleep(0.5)
+        return rolled
+    finally:
+        reader.close()
+
+
+def _newest_segment(log_dirs: list[Path], topic: str, partition: int) -> int:
+    """The base offset of the partition's active segment, from its files in the broker's log dirs (-1: not found)."""
+    bases = [int(log.stem) for log_dir in log_dirs for log in (log_dir / f"{topic}-{partition}").glob("*.log")]
+    return max(bases, default=-1)
+
+
+def _cleaner_checkpoints(log_dirs: list[Path]) -> dict[tuple[str, int], int]:
+    """Where the log cleaner has compacted each partition up to, from the broker's `cleaner-offset-checkpoint`
+    files (a version line, a count line, then `topic partition offset` lines)."""
+    cleaned: dict[tuple[str, int], int] = {}
+    for log_dir in log_dirs:
+        checkpoint = log_dir / "cleaner-offset-checkpoint"
+        if checkpoint.exists():
+            for line in checkpoint.read_text().splitlines()[2:]:
+                topic, partition, offset = line.split()
+                cleaned[(topic, int(partition))] = int(offset)
+    return cleaned
 
 
 def live_keys(data_dir: Path, table: str = "*") -> int:

@@ -113,6 +113,8 @@ def test_changelogs_are_compacted_in_small_segments_and_the_dedupe_memory_expire
     compacted, expiring = changelog_config(), changelog_config(retention_ms=7_200_000)
     assert compacted["cleanup.policy"] == "compact" and "retention.ms" not in compacted
     assert int(compacted["segment.bytes"]) <= 16 * 1024 * 1024 and float(compacted["min.cleanable.dirty.ratio"]) < 0.5
+    assert compacted["min.compaction.lag.ms"] == "0", "a broker-wide compaction lag would leave closed segments dirty"
+    assert int(compacted["delete.retention.ms"]) >= 86_400_000, "a tombstone outlives a store offline for a day"
     assert (expiring["cleanup.policy"], expiring["retention.ms"]) == ("compact,delete", "7200000")
     assert int(expiring["segment.ms"]) <= 7_200_000, "a segment past the horizon must be deletable"
 
