@@ -109,16 +109,18 @@ def cold_restore(worker: Callable[[], RestoringWorker], data_dir: Path, steady_r
 def let_the_cleaner_run(bootstrap: str, app_id: str, log_dirs: list[Path], timeout: float = CLEANER_TIMEOUT
                         ) -> tuple[float, int]:
     """Roll the active segment of every non-empty changelog partition of `app_id` (its topic's `segment.ms` set to
-    1 ms for one tombstone of `SEGMENT_ROLL_KEY`, then set back) and wait until the cleaner checkpoints of the
-    broker's `log_dirs` show each partition compacted up to it, for `timeout` at most; return the seconds waited
-    and the partitions the cleaner had not compacted by then (one whose uncleaned share is under its
-    `min.cleanable.dirty.ratio` is left as a deployment's would be)."""
+    1 ms for one tombstone of `SEGMENT_ROLL_KEY`, then set back) and wait, for `timeout` at most, until the cleaner
+    checkpoints of the broker's `log_dirs` show each partition compacted up to it, or its uncleaned share under its
+    topic's `min.cleanable.dirty.ratio` (the cleaner leaves it so in a deployment too); return the seconds waited
+    and the partitions still due for cleaning then."""
     started = time.monotonic()
     admin = AdminClient({"bootstrap.servers": bootstrap})
     changelogs = sorted(name for name in admin.list_topics(timeout=10).topics
                         if name.startswith(f"{app_id}-") and name.endswith("-changelog"))
     described = admin.describe_configs([ConfigResource(ResourceType.TOPIC, name) for name in changelogs])
-    segment_ms = {resource.name: future.result(30)["segment.ms"].value for resource, future in described.items()}
+    configs = {resource.name: future.result(30) for resource, future in described.items()}
+    segment_ms = {name: config["segment.ms"].value for name, config in configs.items()}
+    dirty_ratio = {name: float(config["min.cleanable.dirty.ratio"].value) for name, config in configs.items()}
     _set_segment_ms(admin, {name: "1" for name in changelogs})
     try:
         rolled = _roll_segments(bootstrap, changelogs, log_dirs, started + timeout)
@@ -126,7 +128,9 @@ def let_the_cleaner_run(bootstrap: str, app_id: str, log_dirs: list[Path], timeo
         _set_segment_ms(admin, segment_ms)
     while True:
         cleaned = _cleaner_checkpoints(log_dirs)
-        behind = sum(cleaned.get(where, -1) < offset for where, offset in rolled.items())
+        behind = sum(cleaned.get(where, -1) < offset
+                     and _dirty_share(log_dirs, *where, cleaned.get(where, 0)) >= dirty_ratio[where[0]]
+                     for where, offset in rolled.items())
         if not behind or time.monotonic() > started + timeout:
             return time.monotonic() - started, behind
         time.sleep(1.0)
@@ -183,6 +187,14 @@ def _newest_segment(log_dirs: list[Path], topic: str, partition: int) -> int:
     """The base offset of the partition's active segment, from its files in the broker's log dirs (-1: not found)."""
     bases = [int(log.stem) for log_dir in log_dirs for log in (log_dir / f"{topic}-{partition}").glob("*.log")]
     return max(bases, default=-1)
+
+
+def _dirty_share(log_dirs: list[Path], topic: str, partition: int, cleaned: int) -> float:
+    """The share of the partition's closed segments' bytes at or past the cleaner's checkpoint `cleaned`."""
+    sizes = sorted((int(log.stem), log.stat().st_size) for log_dir in log_dirs
+                   for log in (log_dir / f"{topic}-{partition}").glob("*.log"))[:-1]
+    total = sum(size for _, size in sizes)
+    return sum(size for base, size in sizes if base >= cleaned) / total if total else 0.0
 
 
 def _cleaner_checkpoints(log_dirs: list[Path]) -> dict[tuple[str, int], int]:
