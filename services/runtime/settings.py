@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from services.kafka.producers import PRODUCER_DEFAULTS
 from services.settings import ServiceSettings
@@ -43,6 +43,15 @@ class RuntimeSettings(ServiceSettings):
         default=60_000, ge=1_000, description="Exactly-once: how long a dead worker's open transaction may hold "
                                               "readers back before the broker aborts it; also how long a record "
                                               "may wait for a broker (librdkafka caps message.timeout.ms to it).")
+    transaction_retry_backoff_ms: int = Field(
+        default=10, ge=1, le=1_000,
+        description="Exactly-once: the producer's first wait before retrying a request the broker refused for now "
+                    "(librdkafka's retry.backoff.ms, doubling up to transaction_retry_backoff_max_ms), e.g. adding "
+                    "the offsets while the coordinator still records the partitions just added: every commit "
+                    "waits for that retry (docs/BENCHMARKS.md).")
+    transaction_retry_backoff_max_ms: int = Field(
+        default=100, ge=1, le=10_000,
+        description="Exactly-once: the longest of those waits (librdkafka's retry.backoff.max.ms).")
     session_timeout_ms: int = Field(
         default=10_000, ge=3_000, description="Consumer group session timeout; a worker stalled longer drops its "
                                               "batch rather than write it (another worker may own it by then).")
@@ -54,6 +63,13 @@ class RuntimeSettings(ServiceSettings):
                     "a running group from one to the other (docs/RELIABILITY.md).")
     top_orgs: int = Field(default=20, ge=1, description="Orgs exported individually in the per-org metric.")
     service_version: str = "0.1.0"
+
+    @model_validator(mode="after")
+    def _backoff_ordered(self) -> RuntimeSettings:
+        if self.transaction_retry_backoff_max_ms < self.transaction_retry_backoff_ms:
+            raise ValueError(f"REKEY_TRANSACTION_RETRY_BACKOFF_MAX_MS ({self.transaction_retry_backoff_max_ms}) is "
+                             f"below REKEY_TRANSACTION_RETRY_BACKOFF_MS ({self.transaction_retry_backoff_ms})")
+        return self
 
     @property
     def exactly_once(self) -> bool:
@@ -106,4 +122,6 @@ class RuntimeSettings(ServiceSettings):
         if transactional_id is not None:
             config["transactional.id"] = transactional_id
             config["transaction.timeout.ms"] = self.transaction_timeout_ms
+            config["retry.backoff.ms"] = self.transaction_retry_backoff_ms
+            config["retry.backoff.max.ms"] = self.transaction_retry_backoff_max_ms
         return config
