@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import resource
 import time
 import uuid
 from dataclasses import asdict, dataclass, field
@@ -29,6 +30,7 @@ from services.catalog_files import load_catalog
 from services.devtools.bench.document import replace_section
 from services.settings import KafkaSettings, RegistrySettings
 from shared.catalog import Catalog
+from spark_backfill.scale import ScaleOutcome, process_tree, run_at_scale
 
 SECTION = "## Backfill: Spark vs single-process copy"
 TARGET_RATIO = 1.2
@@ -38,24 +40,15 @@ REPO_CATALOG = Path(__file__).resolve().parents[1] / "catalog" / "topics.yaml"
 
 def tree_cpu_seconds(root: int | None = None) -> float:
     """User + system CPU seconds of `root` (this process) and every descendant, plus what they reaped."""
-    parents: dict[int, int] = {}
-    ticks: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
+    ticks = 0
+    for pid in process_tree(root or os.getpid()):
         try:
-            stat = (entry / "stat").read_text()
+            stat = Path(f"/proc/{pid}/stat").read_text()
         except OSError:
             continue  # exited meanwhile
         fields = stat[stat.rindex(")") + 2:].split()  # the command name may hold spaces
-        parents[int(entry.name)] = int(fields[1])
-        ticks[int(entry.name)] = sum(int(v) for v in fields[11:15])  # utime, stime, cutime, cstime
-    wanted, frontier = set(), [root or os.getpid()]
-    while frontier:
-        pid = frontier.pop()
-        wanted.add(pid)
-        frontier.extend(child for child, parent in parents.items() if parent == pid and child not in wanted)
-    return sum(ticks.get(pid, 0) for pid in wanted) / _CLOCK_TICKS
+        ticks += sum(int(v) for v in fields[11:15])  # utime, stime, cutime, cstime
+    return ticks / _CLOCK_TICKS
 
 
 def _isolated(text: str, uid: str) -> str:
@@ -86,6 +79,9 @@ class BenchOutcome:
     cluster_master: str | None = None
     cluster_seconds: float | None = None
     cluster_written: int = 0
+    single_peak_rss_mb: float = 0.0
+    """This process's peak RSS once the single-process copy held every record (it numbers them in memory)."""
+    scale: ScaleOutcome | None = None
 
     @property
     def spark_eps(self) -> float:
@@ -117,6 +113,8 @@ class BenchOutcome:
                 "ratio": round(self.ratio, 3), "spark_cpu_us_per_record": round(self.spark_cpu_us, 1),
                 "single_cpu_us_per_record": round(self.single_cpu_us, 1),
                 "cluster_records_per_s": None if self.cluster_eps is None else round(self.cluster_eps, 1),
+                "spark_10m_seconds": None if self.scale is None else self.scale.seconds,
+                "spark_10m_peak_rss_mb": None if self.scale is None else self.scale.peak_process_rss_mb,
                 **asdict(self)}
 
     def table(self) -> RenderableType:
@@ -132,7 +130,22 @@ class BenchOutcome:
             table.add_row(f"Spark job on {self.cluster_master}", f"{self.cluster_seconds:.1f}",
                           f"{self.cluster_eps:,.0f}", "", f"{self.cluster_written:,}")
         table.add_row("ratio (local Spark / single)", "", f"{self.ratio:.2f}x", "", "")
-        return Group(table, Text(json.dumps(self.to_json(), sort_keys=True)))
+        if self.scale is not None:
+            table.add_row(f"Spark job, {self.scale.events:,} records, {self.scale.memory} per JVM",
+                          f"{self.scale.seconds:.1f}", f"{self.scale.events / self.scale.seconds:,.0f}", "",
+                          f"{self.scale.written:,}")
+        return Group(table, *self._scale_lines(), Text(json.dumps(self.to_json(), sort_keys=True)))
+
+    def _scale_lines(self) -> list[Text]:
+        scale = self.scale
+        if scale is None:
+            return []
+        peaks = ", ".join(f"{label} {mb:,.0f} MB" for label, mb in sorted(scale.peak_rss_mb.items()))
+        return [Text(f"{scale.events:,}-record run: {scale.seconds / self.spark_seconds:.1f}x the time of the "
+                     f"{self.events:,}-record run for {scale.events / self.events:.0f}x the records; peak RSS {peaks} "
+                     f"({scale.python_workers} Python workers; all at once at most {scale.peak_total_rss_mb:,.0f} MB); "
+                     f"Spark's scratch directory at most {scale.peak_spill_mb:,.0f} MB. The single-process copy "
+                     f"peaked at {self.single_peak_rss_mb:,.0f} MB holding {self.events:,} records.")]
 
     def markdown(self) -> str:
         return "\n".join([
@@ -152,7 +165,11 @@ class BenchOutcome:
             *([f"| Spark backfill (`{self.cluster_master}`) | {self.cluster_seconds:.1f} | {self.cluster_eps:,.0f} "
                f"| | {self.cluster_written:,} |"] if self.cluster_eps is not None and self.cluster_seconds else []),
             f"| **ratio Spark / single process** | | **{self.ratio:.2f}x** | | |",
+            *([f"| Spark backfill, {self.scale.events:,} records, {self.scale.memory} per JVM | "
+               f"{self.scale.seconds:.1f} | {self.scale.events / self.scale.seconds:,.0f} | | {self.scale.written:,} |"]
+              if self.scale is not None else []),
             "",
+            *[line.plain + "\n" for line in self._scale_lines()],
             f"SparkSession start-up ({self.spark_session_seconds:.1f} s) is not included. 1-minute load average "
             f"at the end of the run: {self.load_average:.1f} (the machine is shared). Spark stages: "
             + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in self.stages.items()) + ".",
@@ -232,9 +249,12 @@ def single_process_backfill(kafka: KafkaSettings, registry: RegistrySettings, ca
 
 def run_bench(*, events: int, orgs: int, master: str | None, kafka: KafkaSettings,
               registry: RegistrySettings, console: Console, results: Path | None,
-              cluster: str | None = None, conf: dict[str, str] | None = None) -> BenchOutcome:
+              cluster: str | None = None, conf: dict[str, str] | None = None, scale_events: int = 0,
+              scale_memory: str = "1g") -> BenchOutcome:
     """Both sides on one generated topic; `conf`, Spark properties of the first Spark run; with `cluster` (a
-    standalone master), the Spark job a second time there, in a session of its own after the first stopped."""
+    standalone master), the Spark job a second time there, in a session of its own after the first stopped; with
+    `scale_events` above `events`, the source topped up to that many records and the Spark job run over all of
+    them in a process of its own, its JVM at `scale_memory` (`spark_backfill.scale`)."""
     from services.devtools.embedded.spark import dev_connector_jars
     from services.generation import generate_to_topic
     from services.topics.apply import apply_catalog
@@ -244,20 +264,19 @@ def run_bench(*, events: int, orgs: int, master: str | None, kafka: KafkaSetting
     work = Path(os.environ.get("TMPDIR", "/tmp")) / f"rekey-bench-{uuid.uuid4().hex[:8]}"
     work.mkdir(parents=True)
     paths = []
-    for side in ("spark", "single", "cluster"):
+    for side in ("spark", "single", "cluster", "scale"):
         path = work / f"catalog-{side}.yaml"
         path.write_text(_isolated(REPO_CATALOG.read_text(), uuid.uuid4().hex[:8]))
         paths.append(path)
-    spark_catalog, single_catalog, cluster_catalog = (load_catalog(p) for p in paths)
+    spark_catalog, single_catalog, cluster_catalog, scale_catalog = (load_catalog(p) for p in paths)
     source = next(s.name for s in spark_catalog.sources if s.format == "ccaas-json")
-    # Both copies read the Spark catalog's source topic; the single-process catalog names it as its own too.
-    single_source = next(s.name for s in single_catalog.sources if s.format == "ccaas-json")
-    cluster_source = next(s.name for s in cluster_catalog.sources if s.format == "ccaas-json")
-    paths[1].write_text(paths[1].read_text().replace(single_source, source))
-    paths[2].write_text(paths[2].read_text().replace(cluster_source, source))
-    single_catalog, cluster_catalog = load_catalog(paths[1]), load_catalog(paths[2])
+    # Every run reads the Spark catalog's source topic; each other catalog names it as its own too.
+    for path, catalog in zip(paths[1:], (single_catalog, cluster_catalog, scale_catalog), strict=True):
+        own_source = next(s.name for s in catalog.sources if s.format == "ccaas-json")
+        path.write_text(path.read_text().replace(own_source, source))
+    single_catalog, cluster_catalog, scale_catalog = (load_catalog(p) for p in paths[1:])
     config = kafka.librdkafka()
-    for catalog in (spark_catalog, single_catalog, cluster_catalog):
+    for catalog in (spark_catalog, single_catalog, cluster_catalog, scale_catalog):
         apply_catalog(catalog, config)
     console.print(f"generating {events:,} source records into {source} ...")
     generate_to_topic(kafka, source, events, orgs, hot_orgs=("org-acme", "org-globex", "org-initech"), seed=7)
@@ -276,13 +295,24 @@ def run_bench(*, events: int, orgs: int, master: str | None, kafka: KafkaSetting
     started, cpu = time.monotonic(), time.process_time()
     written = single_process_backfill(kafka, registry, single_catalog, family, source, "ccaas-json")
     single_seconds, single_cpu = time.monotonic() - started, time.process_time() - cpu
+    single_peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     outcome = BenchOutcome(events, spark_seconds, session_seconds, single_seconds, report.written, written,
                            os.cpu_count() or 0, master or "local[*]", dict(report.stages), os.getloadavg()[0],
-                           round(spark_cpu, 2), round(single_cpu, 2))
+                           round(spark_cpu, 2), round(single_cpu, 2), single_peak_rss_mb=round(single_peak_rss_mb, 1))
+    if cluster is not None or scale_events > events:
+        spark.stop()  # each later run has a session, or a process, of its own
     if cluster is not None:
-        spark.stop()
         outcome.cluster_master, (outcome.cluster_seconds, outcome.cluster_written) = cluster, _cluster_run(
             cluster, BackfillRequest([source], family, paths[2]), kafka, registry, console)
+        outcome.load_average = os.getloadavg()[0]
+    if scale_events > events:
+        console.print(f"topping the source up to {scale_events:,} records ...")
+        generate_to_topic(kafka, source, scale_events - events, orgs,
+                          hot_orgs=("org-acme", "org-globex", "org-initech"), seed=8)
+        console.print(f"Spark backfill of {scale_events:,} records, {scale_memory} per JVM ...")
+        outcome.scale = run_at_scale(kafka=kafka, registry=registry, source=source, family=family,
+                                     catalog=paths[3], events=scale_events, memory=scale_memory, work=work,
+                                     echo=lambda line: console.print(f"  {line}", highlight=False, markup=False))
         outcome.load_average = os.getloadavg()[0]
     if results is not None:
         replace_section(results, SECTION, outcome.markdown())

@@ -184,6 +184,11 @@ def bench_backfill(
         "--cluster", help="A standalone master (spark://..., e.g. `rekey spark start`'s): the Spark job runs there "
         "too, after the local run, and its records/s join the table.")] = None,
     conf: ConfOption = None,
+    scale_events: Annotated[int, typer.Option(
+        "--scale-events", help="Then top the source up to this many records (e.g. 10000000) and backfill them all in "
+        "a process of its own with --scale-memory per JVM: its time, every process's peak RSS and the disk Spark "
+        "spilled to. 0: not run.")] = 0,
+    scale_memory: Annotated[str, typer.Option("--scale-memory", help="JVM memory of the --scale-events run.")] = "1g",
     bootstrap_servers: BootstrapOption = None,
 ) -> None:
     """Events/s of the Spark backfill vs a single-process confluent-kafka copy of the same topic, same run."""
@@ -195,7 +200,8 @@ def bench_backfill(
     with user_errors():
         outcome = run_bench(events=events, orgs=orgs, master=master,
                             kafka=kafka_settings(bootstrap_servers), registry=RegistrySettings(), console=console,
-                            results=results, cluster=cluster, conf=parse_conf(conf))
+                            results=results, cluster=cluster, conf=parse_conf(conf), scale_events=scale_events,
+                            scale_memory=scale_memory)
     console.print(outcome.table())
 
 
