@@ -47,8 +47,8 @@ class RuntimeSettings(ServiceSettings):
         default=10, ge=1, le=1_000,
         description="Exactly-once: the producer's first wait before retrying a request the broker refused for now "
                     "(librdkafka's retry.backoff.ms, doubling up to transaction_retry_backoff_max_ms), e.g. adding "
-                    "the offsets while the coordinator still records the partitions just added: every commit "
-                    "waits for that retry (docs/BENCHMARKS.md).")
+                    "the offsets while the coordinator still records the partitions just added: a commit that "
+                    "meets it waits for that retry (docs/BENCHMARKS.md).")
     transaction_retry_backoff_max_ms: int = Field(
         default=100, ge=1, le=10_000,
         description="Exactly-once: the longest of those waits (librdkafka's retry.backoff.max.ms).")
