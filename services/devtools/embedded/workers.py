@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
+import random
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -14,13 +14,19 @@ from pathlib import Path
 import httpx
 
 from services.devtools.embedded.errors import NotReady
-from services.devtools.embedded.processes import terminate_with_parent
+from services.devtools.embedded.processes import port_free, terminate_with_parent
+
+# Below the kernel's ephemeral range, whose ports a client connection may take between the choice and the bind.
+SERVICE_PORTS = range(20_000, 32_000)
 
 
-def _ephemeral_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+def _service_port() -> int:
+    """A free port of `SERVICE_PORTS`, drawn at random so that processes created together rarely draw the same."""
+    for _ in range(100):
+        port = random.randrange(SERVICE_PORTS.start, SERVICE_PORTS.stop)
+        if port_free(port):
+            return port
+    raise OSError(f"no free port on 127.0.0.1 in {SERVICE_PORTS.start}-{SERVICE_PORTS.stop - 1}")
 
 
 class ServiceProcess:
@@ -33,7 +39,7 @@ class ServiceProcess:
         self.service = service
         self.args = list(args)
         self.name = name or service
-        self.port = port or _ephemeral_port()
+        self.port = port or _service_port()
         self.env = {**os.environ, **env, "REKEY_WEB_PORT": str(self.port)}
         self.log_path = log_dir / f"{self.name}.log"
         self.process: subprocess.Popen[bytes] | None = None
