@@ -101,6 +101,7 @@ class TreeSampler:
     peak_total_kib: int = 0
     peak_scratch_bytes: int = 0
     total_kib: int = 0
+    scratch_bytes: int = 0
 
     def sample(self) -> None:
         total = 0
@@ -114,7 +115,8 @@ class TreeSampler:
                 self.peak_kib[pid] = (label, peak)
         self.total_kib = total
         self.peak_total_kib = max(self.peak_total_kib, total)
-        self.peak_scratch_bytes = max(self.peak_scratch_bytes, directory_bytes(self.scratch))
+        self.scratch_bytes = directory_bytes(self.scratch)
+        self.peak_scratch_bytes = max(self.peak_scratch_bytes, self.scratch_bytes)
 
     def peak_mb_by_label(self) -> dict[str, float]:
         """The highest peak RSS among the processes of each label, in MB."""
@@ -173,7 +175,7 @@ def run_at_scale(*, kafka: KafkaSettings, registry: RegistrySettings, source: st
         if time.monotonic() >= next_progress:
             next_progress += PROGRESS_SECONDS
             echo(f"  scale run: {time.monotonic() - started:6.0f} s, RSS of its processes now "
-                 f"{sampler.total_kib / 1024:,.0f} MB, spill {directory_bytes(scratch) / 2**20:,.0f} MB")
+                 f"{sampler.total_kib / 1024:,.0f} MB, spill {sampler.scratch_bytes / 2**20:,.0f} MB")
         time.sleep(SAMPLE_SECONDS)
     seconds = time.monotonic() - started
     reader.join(10)
