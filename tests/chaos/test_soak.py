@@ -11,7 +11,7 @@ from services.devtools.chaos.harness import ChaosEnv
 from services.devtools.chaos.scenarios import SCENARIOS
 from tests.chaos.conftest import assert_passed
 
-pytestmark = [pytest.mark.soak, pytest.mark.broker, pytest.mark.registry]
+pytestmark = [pytest.mark.soak, pytest.mark.broker, pytest.mark.registry, pytest.mark.timeout(3600)]
 
 EVENTS = int(os.environ.get("REKEY_SOAK_EVENTS", "1000000"))
 EXACTLY_ONCE_SCENARIOS = ("kill", "rebalance", "sigterm", "pause", "seam")

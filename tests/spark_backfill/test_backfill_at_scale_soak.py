@@ -14,7 +14,8 @@ from rich.console import Console
 from services.settings import KafkaSettings, RegistrySettings
 from spark_backfill.bench import run_bench
 
-pytestmark = [pytest.mark.soak, pytest.mark.spark, pytest.mark.broker, pytest.mark.registry]
+pytestmark = [pytest.mark.soak, pytest.mark.spark, pytest.mark.broker, pytest.mark.registry,
+              pytest.mark.timeout(2 * 3600)]
 
 BASE = int(os.environ.get("REKEY_SOAK_BACKFILL_BASE", "1000000"))
 EVENTS = int(os.environ.get("REKEY_SOAK_BACKFILL_EVENTS", "10000000"))

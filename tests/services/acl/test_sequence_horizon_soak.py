@@ -26,7 +26,7 @@ from shared.catalog import Catalog
 from shared.sequencing.horizon import is_forgotten_record
 from tests.services.acl.test_acl_service import _env, _wait_drained
 
-pytestmark = [pytest.mark.soak, pytest.mark.broker]
+pytestmark = [pytest.mark.soak, pytest.mark.broker, pytest.mark.timeout(3 * 3600)]
 
 INTERACTIONS = int(os.environ.get("REKEY_SOAK_INTERACTIONS", "10000000"))
 WAVE_EVENTS = 1_000_000

@@ -12,7 +12,7 @@ import pytest
 from services.generation import generate_to_topic
 from tests.support.kafka import end_offsets
 
-pytestmark = [pytest.mark.broker, pytest.mark.soak]
+pytestmark = [pytest.mark.broker, pytest.mark.soak, pytest.mark.timeout(3600)]
 
 MILLION = 1_000_000
 
