@@ -5,7 +5,8 @@ Each pipeline gets its own source topic holding the same N generated events (sam
 1. backlog: start the worker on the pre-filled topic; events/s = N / (last output CreateTime - first consume),
    first consume from the worker's `rekey_consumed_total` polled every 0.2 s (the passthrough stamps it itself);
 2. paced: produce M more events at a fixed rate (a share of the ACL's backlog rate, the same for every pipeline)
-   while the worker runs; latency = output record CreateTime - source record CreateTime, p50/p99;
+   while the worker runs; latency = output record CreateTime - source record CreateTime, p50/p99, and the p99 of the
+   records created from its 10th second on (the steady state, after what the backlog left behind);
 3. peak RSS = VmHWM of the worker process;
 4. CPU per backlog event: user + system seconds of the worker's processes and of the stack's broker over the
    backlog, divided by its events (what the machine's other load moves least; the broker shares the 2 cores).
@@ -16,8 +17,9 @@ family under exactly-once; `kafka_streams` and `kafka_streams_exactly_once` (a o
 the one-family ACL's work, each next to its rekey row, on the same events); `passthrough` (confluent-kafka consume
 -> translate + route -> produce, the ceiling) and `faust group_by` (plain faust re-key, no sequencing; needs the
 `bench` extra).
-A warm-up run of the 1-family ACL (backlog and paced phase, events of its own) goes first and is not reported:
-the broker's JVM is new with the stack and compiles as it goes. The run ends with `shared` translate + route per
+A warm-up run of the 1-family ACL (backlog and a paced phase three rows' long, events of its own) goes first and is
+not reported: the broker's JVM is new with the stack and compiles as it goes (each row says how much CPU its JIT
+still took in the paced phase). The run ends with `shared` translate + route per
 event in this process, then one JSON line of the figures.
 """
 
@@ -77,6 +79,13 @@ ORGS = 40
 STATE_KEYS = 1_000_000
 WARMUP = "warmup"
 WARMUP_EVENTS = 200_000
+WARMUP_PACED_ROUNDS = 3
+"""The warm-up's paced phase lasts this many rows' paced phases: the broker's JIT compiled through one of them and
+on into the first measured row's, taking CPU from the worker it measured (docs/BENCHMARKS.md)."""
+STEADY_AFTER_MS = 10_000
+"""The steady-state latency is that of the records created this long after the paced phase began."""
+JIT_THREADS = re.compile(r"C\d CompilerThre")
+"""HotSpot's JIT compiler threads, as Linux names them (15 characters of `C2 CompilerThread0`)."""
 
 
 @dataclass
@@ -89,6 +98,10 @@ class Result:
     paced_events: int = 0
     paced_rate: float = 0.0
     latencies_ms: list[float] = field(default_factory=list)
+    steady_latencies_ms: list[float] = field(default_factory=list)
+    """Of the records created `STEADY_AFTER_MS` or later into the paced phase."""
+    broker_jit_seconds: float | None = None
+    """CPU seconds of the broker's JIT compiler threads over the paced phase."""
     peak_rss_mb: float = 0.0
     load: tuple[float, float] = (0.0, 0.0)
     cpu_us_per_event: float | None = None
@@ -100,10 +113,11 @@ class Result:
     def events_per_second(self) -> float:
         return self.events / self.seconds
 
-    def percentile(self, q: float) -> float | None:
-        if not self.latencies_ms:
+    def percentile(self, q: float, steady: bool = False) -> float | None:
+        latencies = self.steady_latencies_ms if steady else self.latencies_ms
+        if not latencies:
             return None
-        ordered = sorted(self.latencies_ms)
+        ordered = sorted(latencies)
         return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
@@ -232,6 +246,8 @@ class _Pipeline:
     events: int | None = None
     """Backlog events when not the run's `--events`."""
     paced: bool = True
+    paced_rounds: int = 1
+    """The paced phase's length in the run's paced phases."""
     source_format: SourceFormat = SourceFormat.CCAAS_JSON
     """How the generated events are written: contact-centre JSON, or Debezium changes as its connector writes them."""
     after: Callable[[Result], dict[str, float]] | None = None
@@ -435,14 +451,16 @@ class Bench:
                                f"(broker {result.broker_cpu_us_per_event or 0:.0f}) (load {os.getloadavg()[0]:.2f})")
             if pipeline.paced:
                 rate = paced_rate if paced_rate is not None else result.events_per_second * self.paced_fraction
-                paced_records = max(1, int(rate * self.paced_seconds))
+                paced_records = max(1, int(rate * self.paced_seconds * pipeline.paced_rounds))
                 source_before = self.end_offsets([pipeline.source])
+                jit = _cpu_seconds(brokers, JIT_THREADS)
                 paced_events = self.paced(pipeline.source, paced_records, rate, pipeline.seed + 1_000,
                                           pipeline.source_format)
                 source_after = self.end_offsets([pipeline.source])
                 final = self.wait_outputs(worker, pipeline.outputs, ends, paced_events * pipeline.families,
                                           "paced events re-keyed")
                 result.paced_events, result.paced_rate = paced_events, rate
+                result.broker_jit_seconds = _cpu_seconds(brokers, JIT_THREADS) - jit if brokers else None
             result.peak_rss_mb = worker.peak_rss_mb()
             result.load = (load_before, os.getloadavg()[0])
         finally:
@@ -463,25 +481,33 @@ class Bench:
                 pipeline.source_format,
             )
             result.latencies_ms = [latency for _created, latency in samples]
+            steady_from = samples[0][0] + STEADY_AFTER_MS if samples else 0
+            result.steady_latencies_ms = [latency for created, latency in samples if created >= steady_from]
             timeline = self.stack.workdir / f"{pipeline.id}-latency.csv"
             timeline.write_text("source_create_time_ms,latency_ms\n" + "".join(f"{c},{v:.0f}\n" for c, v in samples))
         self.console.print(f"[green]✓[/] {pipeline.name}: paced {paced_events:,} at {rate:,.0f}/s, latency p50 "
-                           f"{result.percentile(0.5)} ms p99 {result.percentile(0.99)} ms, peak RSS "
-                           f"{result.peak_rss_mb:,.0f} MB")
+                           f"{result.percentile(0.5)} ms p99 {result.percentile(0.99)} ms (from "
+                           f"{STEADY_AFTER_MS / 1000:.0f} s on: {result.percentile(0.99, steady=True)} ms), broker JIT "
+                           f"{result.broker_jit_seconds or 0:.1f} CPU s, peak RSS {result.peak_rss_mb:,.0f} MB")
         return result
 
 
-def _cpu_seconds(pids: list[int]) -> float:
-    """User + system CPU seconds of the processes `pids` (all their threads) so far; 0 for one that is gone."""
+def _cpu_seconds(pids: list[int], threads: re.Pattern[str] | None = None) -> float:
+    """User + system CPU seconds of the processes `pids` (all their threads, or those whose name `threads` matches)
+    so far; 0 for one that is gone."""
     ticks = os.sysconf("SC_CLK_TCK")
     total = 0.0
     for pid in pids:
-        try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2:].split()
-        total += (int(fields[11]) + int(fields[12])) / ticks
+        stats = [Path(f"/proc/{pid}/stat")] if threads is None else list(Path(f"/proc/{pid}/task").glob("*/stat"))
+        for path in stats:
+            try:
+                stat = path.read_text()
+            except OSError:
+                continue
+            if threads is not None and not threads.match(stat[stat.index("(") + 1:stat.rindex(")")]):
+                continue
+            fields = stat[stat.rindex(")") + 2:].split()
+            total += (int(fields[11]) + int(fields[12])) / ticks
     return total
 
 
@@ -545,7 +571,7 @@ def _pipelines(stack: DemoStack, workdir: Path) -> list[_Pipeline]:
         # half a core in the first pipeline's backlog, and a broker thread a whole core for the first 10 s of its
         # paced phase), so whichever pipeline ran first measured that too. Both phases, like a pipeline's.
         _Pipeline(WARMUP, "warm-up (rekey ACL, 1 family; not reported)", SOURCE, first_outputs,
-                  rekey("warm-up", one_family), 1, seed=41, events=WARMUP_EVENTS),
+                  rekey("warm-up", one_family), 1, seed=41, events=WARMUP_EVENTS, paced_rounds=WARMUP_PACED_ROUNDS),
         _Pipeline("rekey_1_family", "rekey ACL, 1 family", SOURCE, first_outputs, rekey("one-family", one_family), 1,
                   seed=42),
         kafka_streams("kafka_streams", AT_LEAST_ONCE),
@@ -676,16 +702,17 @@ def render(results: list[Result]) -> Table:
     quix = next((r.events_per_second for r in results if r.id == "quix_group_by"), float("nan"))
     table = Table(title="rekey bench acl: one worker per pipeline")
     for column in ("pipeline", "events/s", "x ceiling", "x faust", "x quix", "CPU us/event (broker)", "paced rate",
-                   "p50", "p99", "peak RSS", "load 1m"):
+                   "p50", "p99", "p99 from 10 s", "peak RSS", "load 1m"):
         table.add_column(column, justify="left" if column == "pipeline" else "right")
     for r in results:
-        p50, p99 = r.percentile(0.5), r.percentile(0.99)
+        p50, p99, steady = r.percentile(0.5), r.percentile(0.99), r.percentile(0.99, steady=True)
         table.add_row(
             r.name, f"{r.events_per_second:,.0f}", f"{r.events_per_second / ceiling:.2f}",
             f"{r.events_per_second / faust:.2f}", f"{r.events_per_second / quix:.2f}",
             "-" if r.cpu_us_per_event is None else f"{r.cpu_us_per_event:.0f} ({r.broker_cpu_us_per_event or 0:.0f})",
             f"{r.paced_rate:,.0f}/s",
             "-" if p50 is None else f"{p50:,.0f} ms", "-" if p99 is None else f"{p99:,.0f} ms",
+            "-" if steady is None else f"{steady:,.0f} ms",
             f"{r.peak_rss_mb:,.0f} MB", f"{r.load[0]:.2f}/{r.load[1]:.2f}",
         )
     return table
@@ -710,6 +737,8 @@ def figures(results: list[Result], translate_route_us: dict[SourceFormat, float]
         "kafka_streams_p99_ms": p99s.get("kafka_streams"),
         "kafka_streams_exactly_once_p99_ms": p99s.get("kafka_streams_exactly_once"),
         "passthrough_p99_ms": p99s.get("passthrough"),
+        "steady_p99_ms": {r.id: r.percentile(0.99, steady=True) for r in results if r.steady_latencies_ms},
+        "broker_jit_cpu_s": {r.id: round(r.broker_jit_seconds, 1) for r in results if r.broker_jit_seconds is not None},
         "rss_mb": next((round(r.peak_rss_mb) for r in results if r.id == "rekey_state_1m"), None),
         **{name: value for r in results for name, value in r.extra.items()},
         "translate_route_us": round(translate_route_us[SourceFormat.CCAAS_JSON], 2),

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
-from services.devtools.bench.acl import _broker_pids, _cpu_seconds
+from services.devtools.bench.acl import JIT_THREADS, _broker_pids, _cpu_seconds
 
 
 def test_cpu_seconds_grow_with_the_work_a_process_does() -> None:
@@ -17,6 +19,30 @@ def test_cpu_seconds_grow_with_the_work_a_process_does() -> None:
     while time.process_time() < deadline:
         pass
     assert _cpu_seconds([os.getpid()]) - before >= 0.2
+
+
+def test_only_the_threads_named_like_the_jit_compilers_count_when_asked() -> None:
+    named, spinning, measured = threading.Event(), threading.Event(), threading.Event()
+
+    def spin() -> None:
+        Path(f"/proc/self/task/{threading.get_native_id()}/comm").write_text("C2 CompilerThre")
+        named.set()
+        deadline = time.thread_time() + 0.3
+        while time.thread_time() < deadline:
+            pass
+        spinning.set()
+        measured.wait(30)  # a thread that has ended is no longer in /proc
+
+    before = _cpu_seconds([os.getpid()], JIT_THREADS)
+    other_before = _cpu_seconds([os.getpid()], re.compile("no thread is named so"))
+    thread = threading.Thread(target=spin)
+    thread.start()
+    assert named.wait(10)
+    assert spinning.wait(30)
+    assert _cpu_seconds([os.getpid()], JIT_THREADS) - before >= 0.2
+    measured.set()
+    thread.join()
+    assert _cpu_seconds([os.getpid()], re.compile("no thread is named so")) == other_before == 0.0
 
 
 def test_a_process_that_is_gone_counts_nothing() -> None:
