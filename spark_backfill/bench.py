@@ -1,12 +1,19 @@
-"""`rekey bench backfill`: the Spark backfill vs a single-process confluent-kafka copy of the same topic.
+"""`rekey bench backfill`: the Spark backfill vs a single-process confluent-kafka copy of the same topic, and the
+live ACL's cost per record on the same records.
 
-Both sides do the same work on the same generated source topic, in the same run: read the snapshot, translate +
+Both copies do the same work on the same generated source topic, in the same run: read the snapshot, translate +
 route with `shared`, number every key densely in source order (`assign_sequences` / the Spark window), encode
 Avro in the wire format, produce with explicit Java-parity partitions and `seq`/`src` headers. Each writes into
 its own copy of the family's topics (isolated catalog copies). Figures are source records per second of wall
 time; the Spark figure excludes the SparkSession start (reported separately). CPU is counted per source record
 over the whole process tree (this process, the driver JVM, its Python workers, and the children they reaped),
 from /proc, for the Spark job; for the single process, this process's own CPU (the idle JVM is left out).
+
+Then `rekey run acl` (at-least-once, RocksDB state) reads the same source topic from its start in a consumer group
+of its own, into its own copy of the family's topics: the backfill's topics would hold its hand-off, from which
+the ACL would resume after the history instead of re-keying it. Its seconds and the CPU of its process tree are
+counted the same way, from its readiness until its last output and until its group has committed past every
+record.
 """
 
 from __future__ import annotations
@@ -30,10 +37,14 @@ from services.catalog_files import load_catalog
 from services.devtools.bench.document import replace_section
 from services.settings import KafkaSettings, RegistrySettings
 from shared.catalog import Catalog
+from spark_backfill.extract import snapshot, watermarks
 from spark_backfill.scale import ScaleOutcome, process_tree, run_at_scale
 
 SECTION = "## Backfill: Spark vs single-process copy"
 TARGET_RATIO = 1.2
+TARGET_CPU_TO_ACL = 1.5
+ACL_MIN_RECORDS_PER_S = 1_000
+"""Below this pace the live ACL's run is given up as stuck."""
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 REPO_CATALOG = Path(__file__).resolve().parents[1] / "catalog" / "topics.yaml"
 
@@ -62,6 +73,27 @@ def _isolated(text: str, uid: str) -> str:
     return pattern.sub(lambda m: renamed[m.group(0)], text)
 
 
+@dataclass(frozen=True)
+class AclRun:
+    """The live ACL over every record of a source topic."""
+
+    records: int
+    seconds: float
+    """From its readiness to its last output."""
+    cpu_seconds: float
+    """Of its process tree, from its readiness until its group had committed past every record."""
+    written: int
+    dead_letters: int
+
+    @property
+    def records_per_s(self) -> float:
+        return self.records / self.seconds
+
+    @property
+    def cpu_us_per_event(self) -> float:
+        return self.cpu_seconds * 1e6 / self.records
+
+
 @dataclass
 class BenchOutcome:
     events: int
@@ -72,6 +104,7 @@ class BenchOutcome:
     single_written: int
     cores: int
     master: str
+    acl: AclRun
     stages: dict[str, float] = field(default_factory=dict)
     load_average: float = 0.0
     spark_cpu_seconds: float = 0.0
@@ -107,11 +140,18 @@ class BenchOutcome:
     def single_cpu_us(self) -> float:
         return self.single_cpu_seconds * 1e6 / self.events
 
+    @property
+    def cpu_to_acl(self) -> float:
+        """The Spark job's CPU per record against the live ACL's."""
+        return self.spark_cpu_us / self.acl.cpu_us_per_event
+
     def to_json(self) -> dict[str, Any]:
         """The run's one JSON line."""
         return {"spark_records_per_s": round(self.spark_eps, 1), "single_records_per_s": round(self.single_eps, 1),
                 "ratio": round(self.ratio, 3), "spark_cpu_us_per_record": round(self.spark_cpu_us, 1),
                 "single_cpu_us_per_record": round(self.single_cpu_us, 1),
+                "acl_cpu_us_per_event": round(self.acl.cpu_us_per_event, 1),
+                "acl_records_per_s": round(self.acl.records_per_s, 1),
                 "cluster_records_per_s": None if self.cluster_eps is None else round(self.cluster_eps, 1),
                 "spark_10m_seconds": None if self.scale is None else self.scale.seconds,
                 "spark_10m_peak_rss_mb": None if self.scale is None else self.scale.peak_process_rss_mb,
@@ -126,10 +166,13 @@ class BenchOutcome:
                       f"{self.spark_written:,}")
         table.add_row("single process", f"{self.single_seconds:.1f}", f"{self.single_eps:,.0f}",
                       f"{self.single_cpu_us:.0f}", f"{self.single_written:,}")
+        table.add_row("live ACL (rekey run acl)", f"{self.acl.seconds:.1f}", f"{self.acl.records_per_s:,.0f}",
+                      f"{self.acl.cpu_us_per_event:.0f}", f"{self.acl.written:,}")
         if self.cluster_eps is not None and self.cluster_seconds is not None:
             table.add_row(f"Spark job on {self.cluster_master}", f"{self.cluster_seconds:.1f}",
                           f"{self.cluster_eps:,.0f}", "", f"{self.cluster_written:,}")
         table.add_row("ratio (local Spark / single)", "", f"{self.ratio:.2f}x", "", "")
+        table.add_row("CPU ratio (local Spark / live ACL)", "", "", f"{self.cpu_to_acl:.2f}x", "")
         if self.scale is not None:
             table.add_row(f"Spark job, {self.scale.events:,} records, {self.scale.memory} per JVM",
                           f"{self.scale.seconds:.1f}", f"{self.scale.events / self.scale.seconds:,.0f}", "",
@@ -162,9 +205,12 @@ class BenchOutcome:
             f"{self.spark_cpu_us:.0f} | {self.spark_written:,} |",
             f"| single-process confluent-kafka copy | {self.single_seconds:.1f} | {self.single_eps:,.0f} | "
             f"{self.single_cpu_us:.0f} | {self.single_written:,} |",
+            f"| live ACL (`rekey run acl`, at-least-once, RocksDB) | {self.acl.seconds:.1f} | "
+            f"{self.acl.records_per_s:,.0f} | {self.acl.cpu_us_per_event:.0f} | {self.acl.written:,} |",
             *([f"| Spark backfill (`{self.cluster_master}`) | {self.cluster_seconds:.1f} | {self.cluster_eps:,.0f} "
                f"| | {self.cluster_written:,} |"] if self.cluster_eps is not None and self.cluster_seconds else []),
             f"| **ratio Spark / single process** | | **{self.ratio:.2f}x** | | |",
+            f"| **CPU ratio Spark / live ACL** | | | **{self.cpu_to_acl:.2f}x** | |",
             *([f"| Spark backfill, {self.scale.events:,} records, {self.scale.memory} per JVM | "
                f"{self.scale.seconds:.1f} | {self.scale.events / self.scale.seconds:,.0f} | | {self.scale.written:,} |"]
               if self.scale is not None else []),
@@ -178,6 +224,10 @@ class BenchOutcome:
             + ("met." if self.ratio >= TARGET_RATIO else
                f"not met ({self.ratio:.2f}x). CPU per record is the whole process tree's (driver, JVM, Python "
                "workers) for Spark, the one process's for the copy; on this machine the two share the same cores."),
+            "",
+            f"Target: Spark's CPU per record at most {TARGET_CPU_TO_ACL}x the live ACL's: "
+            + ("met" if self.cpu_to_acl <= TARGET_CPU_TO_ACL else "not met")
+            + f" ({self.cpu_to_acl:.2f}x).",
             "",
         ])
 
@@ -193,7 +243,6 @@ def single_process_backfill(kafka: KafkaSettings, registry: RegistrySettings, ca
     from shared.pipeline import DomainRecord, RecordPipeline, Routed, sequence_headers
     from shared.sequencing import assign_sequences, source_order
     from shared.translation import SourceRecord
-    from spark_backfill.extract import snapshot
 
     schema = load_schema("interaction_event")
     with SchemaRegistryClient(registry) as client:
@@ -247,14 +296,72 @@ def single_process_backfill(kafka: KafkaSettings, registry: RegistrySettings, ca
     return written
 
 
+def live_acl_run(kafka: KafkaSettings, registry: RegistrySettings, catalog_path: Path, source: str, family: str,
+                 work: Path) -> AclRun:
+    """`rekey run acl` at-least-once with RocksDB state, in a consumer group of its own, over every record of
+    `source` into `family`'s topics of `catalog_path` (a catalog whose sources feed that family only). Its time
+    runs from its readiness to its last output's CreateTime; its CPU, to when its group committed past every
+    record of the source and of its sequencing topic (each record then written, dead-lettered or dropped)."""
+    from services.check.drain import wait_drained
+    from services.devtools.embedded.workers import ServiceProcess
+
+    catalog = load_catalog(catalog_path)
+    config = kafka.librdkafka()
+    records = snapshot(config, source).records
+    group = f"rekey-bench-backfill-acl-{uuid.uuid4().hex[:8]}"
+    acl = ServiceProcess("acl", {"REKEY_KAFKA_BOOTSTRAP_SERVERS": kafka.bootstrap_servers,
+                                 "REKEY_REGISTRY_URL": registry.url, "REKEY_CATALOG_PATH": str(catalog_path),
+                                 "REKEY_APP_ID": group, "REKEY_DATA_DIR": str(work / "acl-state"),
+                                 "REKEY_STATE_STORE": "rocksdb", "REKEY_PROCESSING_GUARANTEE": "at_least_once"},
+                         work, name="bench-backfill-acl")
+    try:
+        acl.start(ready_timeout=180)
+        assert acl.process is not None
+        started, cpu = time.time(), tree_cpu_seconds(acl.process.pid)
+        wait_drained(config, group, [source, f"{group}-sequencing"], max(120.0, records / ACL_MIN_RECORDS_PER_S),
+                     settle=1.0)
+        cpu = tree_cpu_seconds(acl.process.pid) - cpu
+    finally:
+        acl.stop()
+    outputs = [*catalog.family(family).output_topics, catalog.dlq_topic]
+    ends = {topic: watermarks(config, topic) for topic in outputs}
+    written = sum(high - low for topic in outputs[:-1] for low, high in ends[topic].values())
+    dead_letters = sum(high - low for low, high in ends[catalog.dlq_topic].values())
+    return AclRun(records, round(_newest_create_time(config, ends) - started, 2), round(cpu, 2), written,
+                  dead_letters)
+
+
+def _newest_create_time(config: dict[str, Any], ends: dict[str, dict[int, tuple[int, int]]]) -> float:
+    """The newest CreateTime, in epoch seconds, of the last records of the partitions whose (low, high)
+    watermarks `ends` gives per topic (no transaction markers: an at-least-once writer's topics)."""
+    last = [TopicPartition(topic, p, high - 1) for topic, marks in ends.items()
+            for p, (low, high) in marks.items() if high > low]
+    consumer = Consumer({**config, "group.id": f"rekey-bench-{uuid.uuid4()}", "enable.auto.commit": False})
+    newest, left = 0, {(tp.topic, tp.partition) for tp in last}
+    deadline = time.monotonic() + 60
+    try:
+        consumer.assign(last)
+        while left:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the last records of {sorted(left)[:5]} not read in 60 s")
+            for message in consumer.consume(len(left), timeout=1.0):
+                if message.error() is None:
+                    left.discard((str(message.topic()), int(message.partition() or 0)))
+                    newest = max(newest, message.timestamp()[1])
+    finally:
+        consumer.close()
+    return newest / 1000
+
+
 def run_bench(*, events: int, orgs: int, master: str | None, kafka: KafkaSettings,
               registry: RegistrySettings, console: Console, results: Path | None,
               cluster: str | None = None, conf: dict[str, str] | None = None, scale_events: int = 0,
               scale_memory: str = "1g") -> BenchOutcome:
-    """Both sides on one generated topic; `conf`, Spark properties of the first Spark run; with `cluster` (a
-    standalone master), the Spark job a second time there, in a session of its own after the first stopped; with
+    """Both sides on one generated topic, then the live ACL over it; `conf`, Spark properties of the first Spark run;
+    with `cluster` (a standalone master), the Spark job a second time there, in a session of its own; with
     `scale_events` above `events`, the source topped up to that many records and the Spark job run over all of
     them in a process of its own, its JVM at `scale_memory` (`spark_backfill.scale`)."""
+    from services.devtools.bench.acl import one_family_catalog
     from services.devtools.embedded.spark import dev_connector_jars
     from services.generation import generate_to_topic
     from services.topics.apply import apply_catalog
@@ -263,21 +370,27 @@ def run_bench(*, events: int, orgs: int, master: str | None, kafka: KafkaSetting
 
     work = Path(os.environ.get("TMPDIR", "/tmp")) / f"rekey-bench-{uuid.uuid4().hex[:8]}"
     work.mkdir(parents=True)
+    one_family, acl_family = one_family_catalog(REPO_CATALOG, work)
     paths = []
-    for side in ("spark", "single", "cluster", "scale"):
+    for side, template in (("spark", REPO_CATALOG), ("single", REPO_CATALOG), ("cluster", REPO_CATALOG),
+                           ("scale", REPO_CATALOG), ("acl", one_family)):
         path = work / f"catalog-{side}.yaml"
-        path.write_text(_isolated(REPO_CATALOG.read_text(), uuid.uuid4().hex[:8]))
+        path.write_text(_isolated(template.read_text(), uuid.uuid4().hex[:8]))
         paths.append(path)
-    spark_catalog, single_catalog, cluster_catalog, scale_catalog = (load_catalog(p) for p in paths)
+    spark_catalog = load_catalog(paths[0])
+    family = spark_catalog.default_family
+    if acl_family != family:  # the ACL's source must feed the one family the backfill writes
+        raise ValueError(f"{REPO_CATALOG}: the bench source's first family is {acl_family}, not the default family "
+                         f"{family} the backfill writes")
     source = next(s.name for s in spark_catalog.sources if s.format == "ccaas-json")
     # Every run reads the Spark catalog's source topic; each other catalog names it as its own too.
-    for path, catalog in zip(paths[1:], (single_catalog, cluster_catalog, scale_catalog), strict=True):
-        own_source = next(s.name for s in catalog.sources if s.format == "ccaas-json")
+    for path in paths[1:]:
+        own_source = next(s.name for s in load_catalog(path).sources if s.format == "ccaas-json")
         path.write_text(path.read_text().replace(own_source, source))
-    single_catalog, cluster_catalog, scale_catalog = (load_catalog(p) for p in paths[1:])
+    single_catalog = load_catalog(paths[1])
     config = kafka.librdkafka()
-    for catalog in (spark_catalog, single_catalog, cluster_catalog, scale_catalog):
-        apply_catalog(catalog, config)
+    for path in paths:
+        apply_catalog(load_catalog(path), config)
     console.print(f"generating {events:,} source records into {source} ...")
     generate_to_topic(kafka, source, events, orgs, hot_orgs=("org-acme", "org-globex", "org-initech"), seed=7)
 
@@ -285,7 +398,6 @@ def run_bench(*, events: int, orgs: int, master: str | None, kafka: KafkaSetting
     spark = build_session("rekey-bench-backfill", master,
                           conf={"spark.ui.showConsoleProgress": "false", **(conf or {})}, jars=dev_connector_jars())
     session_seconds = time.monotonic() - started
-    family = spark_catalog.default_family
     console.print("Spark backfill ...")
     started, cpu = time.monotonic(), tree_cpu_seconds()
     report = run_backfill(spark, BackfillRequest([source], family, paths[0]), kafka, registry,
@@ -296,11 +408,12 @@ def run_bench(*, events: int, orgs: int, master: str | None, kafka: KafkaSetting
     written = single_process_backfill(kafka, registry, single_catalog, family, source, "ccaas-json")
     single_seconds, single_cpu = time.monotonic() - started, time.process_time() - cpu
     single_peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    spark.stop()  # each later run has a session, or a process, of its own
+    console.print("live ACL ...")
+    acl = live_acl_run(kafka, registry, paths[4], source, family, work)
     outcome = BenchOutcome(events, spark_seconds, session_seconds, single_seconds, report.written, written,
-                           os.cpu_count() or 0, master or "local[*]", dict(report.stages), os.getloadavg()[0],
+                           os.cpu_count() or 0, master or "local[*]", acl, dict(report.stages), os.getloadavg()[0],
                            round(spark_cpu, 2), round(single_cpu, 2), single_peak_rss_mb=round(single_peak_rss_mb, 1))
-    if cluster is not None or scale_events > events:
-        spark.stop()  # each later run has a session, or a process, of its own
     if cluster is not None:
         outcome.cluster_master, (outcome.cluster_seconds, outcome.cluster_written) = cluster, _cluster_run(
             cluster, BackfillRequest([source], family, paths[2]), kafka, registry, console)

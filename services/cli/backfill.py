@@ -191,7 +191,8 @@ def bench_backfill(
     scale_memory: Annotated[str, typer.Option("--scale-memory", help="JVM memory of the --scale-events run.")] = "1g",
     bootstrap_servers: BootstrapOption = None,
 ) -> None:
-    """Events/s of the Spark backfill vs a single-process confluent-kafka copy of the same topic, same run."""
+    """Events/s of the Spark backfill vs a single-process confluent-kafka copy of the same topic, and CPU per record
+    of both and of the live ACL over the same records, same run."""
     from services.settings import RegistrySettings
     from spark_backfill.bench import run_bench
     from spark_backfill.session import parse_conf
