@@ -151,7 +151,8 @@ def _unavailable(value: Any) -> bool:
 def may_hold_unavailable(raw: bytes) -> bool:
     """Whether a record's bytes (JSON or Avro) can hold an unavailable value: without the placeholder in them,
     `plain_row` need not look for it."""
-    return _UNAVAILABLE_BYTES in raw or _UNAVAILABLE_BASE64_BYTES in raw
+    # `in` first tries the needle as an integer, raising and formatting a TypeError on every call; `find` does not.
+    return raw.find(_UNAVAILABLE_BYTES) >= 0 or raw.find(_UNAVAILABLE_BASE64_BYTES) >= 0
 
 
 def plain_row(row: Mapping[str, Any], converters: tuple[tuple[str, Converter], ...],

@@ -37,8 +37,9 @@ passed off as values).
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeGuard
 
+import msgspec
 from pydantic import BaseModel, ConfigDict, Field
 
 from shared.sequencing import SourcePosition
@@ -59,6 +60,26 @@ _TABLE_NAMES = 1024
 """Distinct (schema, table) pairs a translator keeps named."""
 RowIds = tuple[str, str]
 """A captured row's org id and interaction id."""
+_ROW_CHANGE_OPS = frozenset({"c", "u", "r"})
+
+
+class _ChangeSource(msgspec.Struct, gc=False):
+    """What a row change reads of its `source` block; the block's other fields are skipped undecoded."""
+
+    lsn: Any = None
+    schema: str | None = None
+    table: str | None = None
+
+
+class _RowChange(msgspec.Struct, gc=False):
+    """What a change of a row's `after` image (op c, u or r) reads of its event."""
+
+    op: Any = None
+    after: Any = None
+    source: _ChangeSource | None = None
+
+
+_decode_row_change = msgspec.json.Decoder(_RowChange).decode
 
 
 class RowMemory(Protocol):
@@ -186,6 +207,10 @@ class ChangeTranslator:
         self.time_encodings: dict[RowTypes, TimeEncoding] = {}
         """The event-time column's encoding in the `after` image, by the row types it was named in."""
         self.plain_id_columns = (_plain_column(org_sources), _plain_column(interaction_sources))
+        org_column, interaction_column = self.plain_id_columns
+        self.plain_ids = None if org_column is None or interaction_column is None else (org_column,
+                                                                                        interaction_column)
+        """The id columns when both ids are taken as they are from a column (None: a declared source does more)."""
 
     def __call__(self, record: SourceRecord, avro: AvroValues | None = None, rows: RowMemory | None = None) -> Outcome:
         """`avro`: reads values and keys of the Avro converter (without it they are poison pills); `rows`: the
@@ -193,6 +218,12 @@ class ChangeTranslator:
         value = record.value
         if value is None:
             return Skip(SkipReason.TOMBSTONE, "tombstone (null value) following a delete")
+        prefix, typing = self.last_block
+        plain_ids = self.plain_ids
+        if plain_ids is not None and value.startswith(prefix) and value.endswith(b"}"):
+            changed = self._changed_row(record, value[len(prefix):-1], typing, plain_ids)
+            if changed is not None:
+                return changed
         decoded = self._decoded(value, avro)
         if isinstance(decoded, Skip):
             return decoded
@@ -229,6 +260,41 @@ class ChangeTranslator:
             if not source.get("table"):
                 fail(PoisonReason.SCHEMA_INVALID, "source.table is missing", "source.table")
             table = self._table_name(source.get("schema"), source["table"])
+        return self._draft(record, op, image, row, (org_id, interaction_id), event_time_ms, ordering_token,
+                           position, table, typing, rows_in)
+
+    def _changed_row(self, record: SourceRecord, payload: bytes, typing: RowTypes,
+                     plain_ids: tuple[str, str]) -> Outcome | None:
+        """A change of a row's `after` image (op c, u or r) in the JSON converter's wrapper with the last schema
+        block seen, carrying an LSN, plain ids and a table named before: decoded into the fields it reads (the
+        `before` image, the `source` block's other fields and the envelope's times are skipped undecoded).
+        None: another case, which `__call__` translates from the change decoded whole (an ASCII payload decodes
+        the same either way)."""
+        if not payload.isascii():
+            return None
+        try:
+            change = _decode_row_change(payload)
+        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+            return None
+        op, row, source = change.op, change.after, change.source
+        if op.__class__ is not str or op not in _ROW_CHANGE_OPS or row.__class__ is not dict or source is None:
+            return None
+        lsn = source.lsn
+        table = self.table_names.get((source.schema, source.table))
+        if lsn.__class__ is not int or not 0 <= lsn <= LONG_MAX or table is None:
+            return None
+        org_column, interaction_column = plain_ids
+        org_id, interaction_id = row.get(org_column), row.get(interaction_column)
+        if not (_plain_id(org_id) and _plain_id(interaction_id)):
+            return None
+        return self._draft(record, op, "after", row, (org_id, interaction_id), self._event_time(row, typing), lsn,
+                           f"lsn={lsn}", table, typing, payload)
+
+    def _draft(self, record: SourceRecord, op: str, image: str, row: dict[str, Any], ids: RowIds,
+               event_time_ms: int, ordering_token: int, position: str, table: str, typing: RowTypes,
+               rows_in: bytes) -> DomainEventDraft:
+        """The draft of a change of `row`, read from `image` of the change event whose rows are in `rows_in`."""
+        org_id, interaction_id = ids
         event_id = cdc_event_id(table, position, op, org_id, interaction_id)
         interaction_type = self.columns.interaction_type
         if interaction_type is not None:
@@ -257,11 +323,10 @@ class ChangeTranslator:
         as the declared sources say."""
         org_column, interaction_column = self.plain_id_columns
         org_id = None if org_column is None else row.get(org_column)
-        if org_id.__class__ is not str or not org_id.isascii() or not org_id or org_id.isspace():
+        if not _plain_id(org_id):
             org_id = self.ids["after"][0].text(change, record, PoisonReason.MISSING_ORG_ID)
         interaction_id = None if interaction_column is None else row.get(interaction_column)
-        if interaction_id.__class__ is not str or not interaction_id.isascii() or not interaction_id or \
-                interaction_id.isspace():
+        if not _plain_id(interaction_id):
             interaction_id = self.ids["after"][1].text(change, record, PoisonReason.MISSING_INTERACTION_ID)
         return org_id, interaction_id
 
@@ -370,6 +435,11 @@ def _plain_column(sources: Sources) -> str | None:
             first.ids == "template" or first.lowercase:
         return None
     return first.column
+
+
+def _plain_id(value: Any) -> TypeGuard[str]:
+    """Whether a column's value is an id as it is: non-blank ASCII text."""
+    return value.__class__ is str and value.isascii() and value != "" and not value.isspace()
 
 
 def _labels(sources: Sources) -> str:

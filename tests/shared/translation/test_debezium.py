@@ -408,3 +408,42 @@ def test_each_schema_block_the_connector_writes_decides_its_own_records() -> Non
     tombstone = translate(SourceRecord("cdc.public.interactions", 0, 9, b'{"id": 1}',
                                        _compact({"schema": _amount_schema("2"), "payload": None})), translator)
     assert isinstance(tombstone, Skip) and tombstone.reason is SkipReason.TOMBSTONE
+
+
+_PLAIN_BLOCK = {"type": "struct", "fields": [{"type": "struct", "field": "after",
+                                              "fields": [{"type": "string", "field": "org_id"}]}]}
+
+
+@pytest.mark.parametrize("payload", [
+    _compact(change("c", after=ROW)),
+    _compact(change("r", after=dict(ROW, interaction_type=None))),
+    _compact(change("u", before=ROW, after=dict(ROW, status="wrap-up", notes="__debezium_unavailable_value"))),
+    _compact(change("u", after=dict(ROW, status="Örg-ß"))),
+    _compact(change("u", after=ROW, source={"table": "interactions", "ts_ms": 1698417001000})),
+    _compact(change("u", after=ROW, source=dict(SOURCE, schema=5))),
+    _compact(change("u", after=ROW, source=dict(SOURCE, table="other"))),
+    _compact(change("u", after=dict(ROW, org_id=" "))),
+    _compact(change("u", after=dict(ROW, updated_at="27/10/2023"))),
+    _compact({"op": "u", "after": ROW, "source": "public.interactions"}),
+    _compact(change("d", before=ROW)),
+    _compact(change("u", after=ROW)).replace(b'"postgresql"', b'"postgr\xe9sql"'),  # not UTF-8
+    _compact(change("u", after=ROW)).replace(b'"txId":771', b'"txId":7e999'),
+])
+def test_a_change_in_the_connectors_compact_wrapper_translates_as_its_plain_payload(payload: bytes) -> None:
+    """The wrapper with a schema block seen before is read decoding only the fields a row change needs: whatever
+    the change holds, the outcome is that of the change decoded whole."""
+    block = _compact(_PLAIN_BLOCK)
+
+    def wrapped(offset: int, body: bytes) -> DomainEventDraft | Skip | PoisonPill:
+        record = SourceRecord("cdc.public.interactions", 0, offset, b'{"id": 1}',
+                              b'{"schema":' + block + b',"payload":' + body + b"}")
+        return translate(record, "debezium")
+
+    wrapped(1, _compact(change("u", after=ROW)))  # the block is seen
+    plain = translate(SourceRecord("cdc.public.interactions", 0, 2, b'{"id": 1}', payload), "debezium")
+    outcome = wrapped(2, payload)
+    if isinstance(plain, PoisonPill):  # its message names the wrapper or the value
+        assert isinstance(outcome, PoisonPill) and (outcome.reason_code, outcome.field) == (plain.reason_code,
+                                                                                             plain.field)
+    else:
+        assert outcome == plain
