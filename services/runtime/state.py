@@ -173,9 +173,8 @@ def rocks_options(memory_mb: int) -> Any:
     a worker holds two stores per input partition).
 
     No compression and universal compaction, as Kafka Streams' RocksDBStore: the values are small msgpack arrays
-    (little to compress) and the stores take a write per change, so the background compactions are the cost: a
-    quarter of a core in bursts with Snappy and levels, half of that like this (measured in the bench's paced phase:
-    0.066 -> 0.032 cores on average), CPU that the broker and the worker's loop share on a small node."""
+    (little to compress) and the stores take a write per change, so the background compactions are the cost, CPU
+    that the broker and the worker's loop share on a small node; this halves it (docs/BENCHMARKS.md)."""
     from rocksdict import BlockBasedOptions, Cache, DBCompactionStyle, DBCompressionType, Options, WriteBufferManager
 
     budget = memory_mb * 1024 * 1024
