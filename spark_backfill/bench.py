@@ -300,8 +300,9 @@ def live_acl_run(kafka: KafkaSettings, registry: RegistrySettings, catalog_path:
                  work: Path) -> AclRun:
     """`rekey run acl` at-least-once with RocksDB state, in a consumer group of its own, over every record of
     `source` into `family`'s topics of `catalog_path` (a catalog whose sources feed that family only). Its time
-    runs from its readiness to its last output's CreateTime; its CPU, to when its group committed past every
-    record of the source and of its sequencing topic (each record then written, dead-lettered or dropped)."""
+    runs from its readiness (or its first output's CreateTime, when it wrote before its readiness was seen) to
+    its last output's CreateTime; its CPU, from its readiness to when its group committed past every record of
+    the source and of its sequencing topic (each record then written, dead-lettered or dropped)."""
     from services.check.drain import wait_drained
     from services.devtools.embedded.workers import ServiceProcess
 
@@ -327,30 +328,40 @@ def live_acl_run(kafka: KafkaSettings, registry: RegistrySettings, catalog_path:
     ends = {topic: watermarks(config, topic) for topic in outputs}
     written = sum(high - low for topic in outputs[:-1] for low, high in ends[topic].values())
     dead_letters = sum(high - low for low, high in ends[catalog.dlq_topic].values())
-    return AclRun(records, round(_newest_create_time(config, ends) - started, 2), round(cpu, 2), written,
-                  dead_letters)
+    oldest, newest = _create_time_range(config, ends)
+    return AclRun(records, round(newest - min(started, oldest), 2), round(cpu, 2), written, dead_letters)
 
 
-def _newest_create_time(config: dict[str, Any], ends: dict[str, dict[int, tuple[int, int]]]) -> float:
-    """The newest CreateTime, in epoch seconds, of the last records of the partitions whose (low, high)
-    watermarks `ends` gives per topic (no transaction markers: an at-least-once writer's topics)."""
-    last = [TopicPartition(topic, p, high - 1) for topic, marks in ends.items()
-            for p, (low, high) in marks.items() if high > low]
+def _create_time_range(config: dict[str, Any], ends: dict[str, dict[int, tuple[int, int]]]) -> tuple[float, float]:
+    """The oldest CreateTime of the first records and the newest of the last records, in epoch seconds, of the
+    partitions whose (low, high) watermarks `ends` gives per topic (no transaction markers: an at-least-once
+    writer's topics)."""
+    marks = [(topic, p, low, high) for topic, by_partition in ends.items() for p, (low, high) in by_partition.items()
+             if high > low]
+    first = _create_times(config, [TopicPartition(topic, p, low) for topic, p, low, _ in marks])
+    last = _create_times(config, [TopicPartition(topic, p, high - 1) for topic, p, _, high in marks])
+    return min(first) / 1000, max(last) / 1000
+
+
+def _create_times(config: dict[str, Any], positions: list[TopicPartition]) -> list[int]:
+    """The CreateTime of the record at each of `positions` (one per partition)."""
     consumer = Consumer({**config, "group.id": f"rekey-bench-{uuid.uuid4()}", "enable.auto.commit": False})
-    newest, left = 0, {(tp.topic, tp.partition) for tp in last}
+    stamps: list[int] = []
+    left = {(tp.topic, tp.partition) for tp in positions}
     deadline = time.monotonic() + 60
     try:
-        consumer.assign(last)
+        consumer.assign(positions)
         while left:
             if time.monotonic() > deadline:
-                raise TimeoutError(f"the last records of {sorted(left)[:5]} not read in 60 s")
+                raise TimeoutError(f"the records at {sorted(left)[:5]} not read in 60 s")
             for message in consumer.consume(len(left), timeout=1.0):
-                if message.error() is None:
-                    left.discard((str(message.topic()), int(message.partition() or 0)))
-                    newest = max(newest, message.timestamp()[1])
+                where = (str(message.topic()), int(message.partition() or 0))
+                if message.error() is None and where in left:
+                    left.discard(where)
+                    stamps.append(message.timestamp()[1])
     finally:
         consumer.close()
-    return newest / 1000
+    return stamps
 
 
 def run_bench(*, events: int, orgs: int, master: str | None, kafka: KafkaSettings,
