@@ -11,9 +11,9 @@ from /proc, for the Spark job; for the single process, this process's own CPU (t
 
 Then `rekey run acl` (at-least-once, RocksDB state) reads the same source topic from its start in a consumer group
 of its own, into its own copy of the family's topics: the backfill's topics would hold its hand-off, from which
-the ACL would resume after the history instead of re-keying it. Its seconds and the CPU of its process tree are
-counted the same way, from its readiness until its last output and until its group has committed past every
-record.
+the ACL would resume after the history instead of re-keying it. Its seconds run from its readiness (its first
+output, if that came earlier) to its last output; the CPU of its process tree, from its readiness until its group
+has committed past every record.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ class AclRun:
 
     records: int
     seconds: float
-    """From its readiness to its last output."""
+    """From its readiness (its first output, if that came earlier) to its last output."""
     cpu_seconds: float
     """Of its process tree, from its readiness until its group had committed past every record."""
     written: int
