@@ -182,22 +182,35 @@ def committed_task(config: Mapping[str, Any], topic: str, topic_partitions: int,
     """The marker of task `partition` of `run_id` if a transaction holding it committed at or after offset
     `since` of its partition, else None. Call it after `init_transactions` with the task's transactional id: no
     attempt of the task can commit afterwards, so every marker there will be is below the high watermark now.
-    Other tasks' open transactions hold a committed read back at the last stable offset: it waits until that
-    passes the high watermark (they commit or a retry fences them), for up to `timeout` seconds."""
+
+    A read_uncommitted look comes first: it sees every marker an attempt sent, committed or not, and is never held
+    back. Without one there (the common case: a first attempt, or one killed before it sent its marker) nothing
+    committed. With one, a committed read decides; other tasks' open transactions hold it back at the last stable
+    offset until they commit or a retry fences them, for up to `timeout` seconds. Had every task looked committed,
+    tasks waiting on a killed task's open transaction could hold every core its retry needs."""
     wanted = task_key(run_id, partition)
     where = task_partition(run_id, partition, topic_partitions)
     tp = TopicPartition(topic, where, since.get(where, 0))
-    consumer = Consumer({**config, "group.id": f"rekey-task-{uuid.uuid4()}", "enable.auto.commit": False,
-                         "isolation.level": "read_committed", "enable.partition.eof": True})
+    # The high watermark, not the last stable offset a committed read would report.
+    watcher = Consumer({**config, "group.id": f"rekey-task-{uuid.uuid4()}", "isolation.level": "read_uncommitted"})
     try:
-        # The high watermark, not the last stable offset a committed read would report.
-        watcher = Consumer({**config, "group.id": f"rekey-task-{uuid.uuid4()}", "isolation.level": "read_uncommitted"})
-        try:
-            _low, high = watcher.get_watermark_offsets(TopicPartition(topic, tp.partition), timeout=10, cached=False)
-        finally:
-            watcher.close()
-        if high <= tp.offset:
-            return None
+        _low, high = watcher.get_watermark_offsets(TopicPartition(topic, where), timeout=10, cached=False)
+    finally:
+        watcher.close()
+    if high <= tp.offset:
+        return None
+    sent = _last_value(config, tp, high, wanted, "read_uncommitted", timeout)
+    if sent is None:
+        return None
+    return _last_value(config, tp, high, wanted, "read_committed", timeout)
+
+
+def _last_value(config: Mapping[str, Any], tp: TopicPartition, high: int, key: bytes, isolation: str,
+                timeout: float) -> dict[str, Any] | None:
+    """The last value of `key` in `tp` from its offset up to `high`, read at `isolation`."""
+    consumer = Consumer({**config, "group.id": f"rekey-task-{uuid.uuid4()}", "enable.auto.commit": False,
+                         "isolation.level": isolation, "enable.partition.eof": True})
+    try:
         consumer.assign([tp])
         found: dict[str, Any] | None = None
         deadline = time.monotonic() + timeout
@@ -210,10 +223,10 @@ def committed_task(config: Mapping[str, Any], topic: str, topic_partitions: int,
                             return found
                         continue
                     raise KafkaException(error)
-                if message.key() == wanted and message.value() is not None:
+                if message.key() == key and message.value() is not None:
                     found = json.loads(message.value() or b"{}")
-        raise TimeoutError(f"hand-off topic {topic} partition {tp.partition}: transactions still open after "
-                           f"{timeout:.0f} s; task {partition} of run {run_id} cannot tell whether it committed")
+        raise TimeoutError(f"hand-off topic {tp.topic} partition {tp.partition}: transactions still open after "
+                           f"{timeout:.0f} s; {key.decode()} cannot tell whether it committed")
     finally:
         consumer.close()
 
