@@ -22,8 +22,9 @@ def chaos(
     catalog: CatalogOption = None,
     record: Annotated[bool, typer.Option("--record", help="Add/update this run's row in docs/RELIABILITY.md.")] = False,
     master: Annotated[str | None, typer.Option(
-        "--master", help="backfill only: the Spark master; spark://... (`rekey spark start`) kills an executor JVM "
-                         "instead of the Python workers of local[2,4].")] = None,
+        "--master", help="backfill only: the Spark master; on spark://... (`rekey spark start`) the executors' "
+                         "Python workers are killed, then an executor JVM (default: the Python workers of "
+                         "local[2,4]).")] = None,
 ) -> None:
     """Start Kafka (3 brokers for `broker`) and the schema registry, send traffic, run ACL workers, inject the
     scenario's fault while records are in flight, wait for the drain, check every output record.

@@ -114,10 +114,8 @@ def test_connect_worker_killed_while_debezium_streams(
     path, catalog = cdc_catalog(catalog_factory, kafka_admin, f"crm{uuid.uuid4().hex[:8]}.public.interactions")
     workdir = Path(tempfile.mkdtemp(prefix="rekey-chaos-connect-"))
     workdir.chmod(0o755)  # the scenario's PostgreSQL runs as an unprivileged user, which must reach its data
-    try:
-        result = connect_kill(ChaosEnv(kafka_bootstrap, schema_registry_url, path, catalog, workdir),
-                              CONNECT_EVENTS, exactly_once, log=print)
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+    result = connect_kill(ChaosEnv(kafka_bootstrap, schema_registry_url, path, catalog, workdir),
+                          CONNECT_EVENTS, exactly_once, log=print)
     assert len(result.faults) == 1
     assert_passed(result, request)
+    shutil.rmtree(workdir, ignore_errors=True)  # kept when the run fails: its manifest, the ACL's and Connect's logs

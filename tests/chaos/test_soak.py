@@ -16,8 +16,11 @@ pytestmark = [pytest.mark.soak, pytest.mark.broker, pytest.mark.registry, pytest
 EVENTS = int(os.environ.get("REKEY_SOAK_EVENTS", "1000000"))
 EXACTLY_ONCE_SCENARIOS = ("kill", "rebalance", "sigterm", "pause", "seam")
 """The default suite's exactly_once scenarios."""
+OWN_SCALE = ("connect",)
+"""Scenarios sized in other units than events (row changes, one PostgreSQL transaction each), run at their own scale
+behind `soak` in tests/chaos/test_chaos.py."""
 RUNS = [pytest.param(name, eo, id=f"{name}-{'eos' if eo else 'alo'}")
-        for name in SCENARIOS if not SCENARIOS[name].cluster for eo in (False, True)
+        for name in SCENARIOS if not SCENARIOS[name].cluster and name not in OWN_SCALE for eo in (False, True)
         if not eo or name in EXACTLY_ONCE_SCENARIOS]
 
 

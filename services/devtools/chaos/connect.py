@@ -102,6 +102,9 @@ def connect_kill(env: ChaosEnv, events: int, exactly_once: bool = False, log: Lo
             user=embedded_postgres.SUPERUSER, password="", table_include_list=[f"{schema}.{table}"],
             slot_name=SLOT, publication_name=SLOT))
         infra.worker.wait_connector_running(CONNECTOR, timeout=60)
+        # Killed before its flushed offset says the initial snapshot completed, Debezium snapshots every row again
+        # (new events, the changes made meanwhile folded into them), not resending what it had streamed.
+        wait_for(lambda: infra.worker.snapshot_flushed(CONNECTOR), TIMEOUT, "Debezium's snapshot flushed")
         summary_box: list[WorkloadSummary] = []
         changes = threading.Thread(target=lambda: summary_box.append(workload.run(
             inserts=events // 5, updates=events * 3 // 5, rewrites=max(1, events // 50), deletes=events // 15)))

@@ -363,5 +363,6 @@ SCENARIOS: dict[str, Scenario] = {
     "connect": Scenario(connect_kill, description="Debezium on Kafka Connect streaming a CRM workload: kill -9 of "
                                                   "the Connect worker mid-stream, restarted"),
     "backfill": Scenario(backfill_kill, description="rekey backfill: kill -9 of its Python workers in the write "
-                                                    "stage after a first task committed; verified exactly once"),
+                                                    "stage after a first task committed (on a cluster, then of an "
+                                                    "executor JVM); verified exactly once"),
 }
