@@ -3,8 +3,8 @@ record with its dense sequence spliced into the Avro value and the `seq`/`src` h
 
 State per sequencing partition: `sequences` (output key -> last sequence) and `seen` (output key and dedupe id
 -> sequence, source position, when remembered), both changelogged; a `seen` entry older than the dedupe
-horizon is forgotten (its changelog's retention is the horizon too). `seen` gains an entry per event, so its
-changelog is batched: a checkpoint writes its new entries in a few records, not one record per event.
+horizon is forgotten (its changelog, never compacted, is deleted past the horizon too). `seen` gains an entry per
+event, so its changelog is batched: a checkpoint writes its new entries in a few records, not one record per event.
 
 With a sequences horizon (`REKEY_SEQUENCE_IDLE_DAYS`), each batch also sweeps a few stored keys of the partitions it
 touched, in key order, and forgets those idle past the horizon (`shared.sequencing.horizon`): the key's state is
@@ -24,7 +24,7 @@ from services.handoff import HandoffSequences
 from services.runtime.metrics import SKIPPED
 from services.runtime.processor import Outputs, TableLookup, TableSpec
 from services.runtime.state import Table
-from services.runtime.topics import changelog_config
+from services.runtime.topics import changelog_config, expiring_changelog_config
 from shared.avro import stamp_sequence
 from shared.handoff import sequence_key
 from shared.pipeline import sequence_headers
@@ -54,8 +54,8 @@ class SequenceStage:
         self.tables = (
             TableSpec(SEQUENCES, sequencing_topic, f"{group_id}-sequences-changelog", changelog_config(),
                       recent_keys=RECENT_KEYS),
-            TableSpec(SEEN, sequencing_topic, f"{group_id}-seen-changelog", changelog_config(self.horizon_ms),
-                      batched=True),
+            TableSpec(SEEN, sequencing_topic, f"{group_id}-seen-changelog",
+                      expiring_changelog_config(self.horizon_ms), batched=True),
         )
         self.handoff = handoff
         self.service = service

@@ -56,13 +56,15 @@ records of envelopes; `encode_grouped`), unless one item alone is larger: well u
 _FRAMING = 11  # msgpack bytes around one change in a chunk at most: a 2-array, two bin32 headers
 RESTORE_PROGRESS_EVERY = 5.0
 RESTORE_WRITE_EVERY = 100_000
-"""A restore writes what it has folded to the local store every this many changes, not a whole changelog tail held
-in memory."""
+RESTORE_WRITE_BYTES = 16 * 1024 * 1024
+"""A restore writes what it has folded to the local store once it holds this many changes or about this many
+changelog bytes, checked after each chunk of a batched table too (one chunk carries many changes), not a whole
+changelog tail held in memory: what one write batch and the memtable it lands in hold is bounded by these."""
 RESTORE_HELD_RECORDS = 10_000
 RESTORE_HELD_BYTES = 4 * 1024 * 1024
 """A restore takes at most this many changelog records, and about this many bytes of them (a batched table's chunks
-are large), from the consumer at a time: records taken wait for their fold in Python's memory, beyond the
-consumer's prefetch."""
+are large), from those the consumer has fetched at a time: records taken wait for their fold in Python's memory,
+beyond the consumer's prefetch."""
 RESTORE_REMAINING = Gauge("rekey_restore_remaining_records",
                           "Changelog records the restores under way have still to read (0: no restore runs).")
 RESTORE_READ = Counter("rekey_restore_read_records_total", "Changelog records read by restores.")
@@ -459,9 +461,12 @@ def restore_tables(reader: Consumer, tables: list[tuple[Table, int, int]]) -> in
     per_consume = RESTORE_HELD_RECORDS
     next_progress = time.monotonic() + RESTORE_PROGRESS_EVERY
     counted = sum(r.position for r in restoring.values())
+    held = 0  # changelog bytes folded since the windows' last write, less this consume's `size`
     try:
         while left:
-            messages = reader.consume(per_consume, timeout=0.5)
+            # what the consumer has fetched, or else its next record: a consume that waits for `per_consume`
+            # records takes what it fetches meanwhile too, up to that many chunks of a batched table
+            messages = reader.consume(per_consume, timeout=0) or reader.consume(1, timeout=0.5)
             records: dict[_Restoring, list[tuple[bytes, bytes | None]]] = {}
             size = 0
             for message in messages:
@@ -487,6 +492,9 @@ def restore_tables(reader: Consumer, tables: list[tuple[Table, int, int]]) -> in
                     if before:
                         into.window.add(before)
                     into.window.add_chunk(key, value)
+                    if held + size >= RESTORE_WRITE_BYTES or _held_changes(restoring) >= RESTORE_WRITE_EVERY:
+                        _write_windows(restoring, records)
+                        held = -size
                 else:
                     records.setdefault(into, []).append((key, value))
                 if offset + 1 > into.position:
@@ -500,22 +508,41 @@ def restore_tables(reader: Consumer, tables: list[tuple[Table, int, int]]) -> in
                 into.window.add(batch)
             del records
             counted = _count_read(restoring.values(), counted)
-            if sum(len(r.window.changes) for r in restoring.values()) >= RESTORE_WRITE_EVERY:  # bounded memory
-                for into in restoring.values():
-                    if into.window.changes:
-                        into.write(into.table.store.changelog_offset())
+            held += size
+            if held >= RESTORE_WRITE_BYTES or _held_changes(restoring) >= RESTORE_WRITE_EVERY:
+                _write_windows(restoring, {})
+                held = 0
             if time.monotonic() > next_progress:
                 next_progress = time.monotonic() + RESTORE_PROGRESS_EVERY
                 log.info("restoring state", partitions=len(restoring), partitions_left=len(left),
                          read=sum(r.position - r.start for r in restoring.values()),
                          to_read=sum(r.high - r.start for r in restoring.values()))
     finally:
+        # librdkafka keeps a partition paused (`_finished`) through unassign and assign: the next restore of it
+        # would never be fetched
+        reader.resume([TopicPartition(*where) for where in restoring])
         reader.unassign()
         _count_read(restoring.values(), counted)
         RESTORE_PROGRESS.ended(sum(r.high - r.position for r in restoring.values()))
     for into in restoring.values():
         into.write(into.high)
     return sum(r.applied for r in restoring.values())
+
+
+def _held_changes(restoring: dict[tuple[str, int], _Restoring]) -> int:
+    return sum(len(r.window.changes) for r in restoring.values())
+
+
+def _write_windows(restoring: dict[tuple[str, int], _Restoring],
+                   records: dict[_Restoring, list[tuple[bytes, bytes | None]]]) -> None:
+    """Fold the `records` taken and not yet folded (emptied), then write every window under its store's changelog
+    offset as it was: a restore cut off meanwhile starts over from there."""
+    for into, batch in records.items():
+        into.window.add(batch)
+    records.clear()
+    for into in restoring.values():
+        if into.window.changes:
+            into.write(into.table.store.changelog_offset())
 
 
 def _chunk_top(key: bytes) -> int | None:

@@ -26,8 +26,8 @@ offset after being offline longer than this may miss a key's tombstone (Kafka's 
 override cannot shorten it)."""
 
 
-def changelog_config(retention_ms: int | None = None) -> dict[str, str]:
-    """The configs of a changelog topic: compacted, and deleted past `retention_ms` too when given.
+def changelog_config() -> dict[str, str]:
+    """The configs of a changelog topic: compacted.
 
     The log cleaner compacts closed segments only, and only once their uncompacted share passes the dirty ratio:
     with the broker's 1 GB segments a changelog was never compacted, so a restore read every change of every key
@@ -35,17 +35,26 @@ def changelog_config(retention_ms: int | None = None) -> dict[str, str]:
     compaction lag keep it near that (the segment being written is never compacted: a restore reads it whole),
     for more cleaner work on the broker (docs/ARCHITECTURE.md, State). Kafka Streams sets none of these on its
     changelogs and leaves them to the broker's defaults."""
-    config = {
-        "cleanup.policy": "compact" if retention_ms is None else "compact,delete",
+    return {
+        "cleanup.policy": "compact",
         "segment.bytes": str(CHANGELOG_SEGMENT_BYTES),
-        "segment.ms": str(CHANGELOG_SEGMENT_MS if retention_ms is None else min(CHANGELOG_SEGMENT_MS, retention_ms)),
+        "segment.ms": str(CHANGELOG_SEGMENT_MS),
         "min.cleanable.dirty.ratio": CHANGELOG_DIRTY_RATIO,
         "min.compaction.lag.ms": "0",
         "delete.retention.ms": str(CHANGELOG_TOMBSTONE_MS),
     }
-    if retention_ms is not None:
-        config["retention.ms"] = str(retention_ms)
-    return config
+
+
+def expiring_changelog_config(retention_ms: int) -> dict[str, str]:
+    """The configs of a changelog whose keys are each written once and never deleted (a batched table's chunks):
+    deleted past `retention_ms`, not compacted. Compaction would remove nothing from it, while the log cleaner
+    copied every one of its segments again at each pass, on the broker's CPU."""
+    return {
+        "cleanup.policy": "delete",
+        "retention.ms": str(retention_ms),
+        "segment.bytes": str(CHANGELOG_SEGMENT_BYTES),
+        "segment.ms": str(min(CHANGELOG_SEGMENT_MS, retention_ms)),
+    }
 
 
 @dataclass(frozen=True)

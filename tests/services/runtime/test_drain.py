@@ -113,9 +113,12 @@ def test_committed_changes_are_written_to_the_store_at_an_even_pace(parts) -> No
     assert (table.committing, checkpoint.persisting_since) == ({}, None)
 
 
-def test_a_delivery_error_while_draining_commits_nothing_and_abandon_forgets_the_checkpoint(parts) -> None:
+def test_a_delivery_error_while_draining_commits_nothing_and_abandon_forgets_the_checkpoint(
+        parts, topic_factory: Callable[..., str]) -> None:
     checkpoint, producer, consumer, table, source = parts
-    producer.client.produce(source, b"undeliverable", b"k", partition=7)  # the topic has one partition
+    # the broker rejects it, so the error comes in a delivery report whatever metadata the producer holds
+    strict = topic_factory(partitions=1, prefix="strict", config={"max.message.bytes": "64"})
+    producer.client.produce(strict, b"undeliverable" * 100, b"k")
     table.put(b"k", [1], 4)
     checkpoint.offsets[(source, 0)] = 5
     checkpoint.commit()

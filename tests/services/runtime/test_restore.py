@@ -244,3 +244,36 @@ def test_the_tables_of_an_assignment_are_restored_together_each_from_its_own_par
         assert table.get(f"p{table.partition}:{committed_input - 1}".encode()) == [committed_input - 1, table.changelog]
         assert table.get(f"p{table.partition}:{committed_input}".encode()) is None
         assert table.get(f"p{other}:0".encode()) is None, "a change of another partition was applied"
+
+
+def test_a_reader_restores_a_partition_again_after_an_earlier_restore_finished_it(
+        kafka_bootstrap: str, topic_factory: Callable[..., str]) -> None:
+    """A worker's one reader restores a partition once more after it was lost and assigned again: the earlier
+    restore paused the partition when it reached its end, and librdkafka keeps that flag through unassign and
+    assign (it hung the broker chaos scenario)."""
+    changelog = topic_factory(partitions=1, prefix="changelog")
+    producer = Producer({"bootstrap.servers": kafka_bootstrap})
+    _checkpoint(producer, changelog, sequence=3, input_offset=10)
+    watermarks = Consumer({"bootstrap.servers": kafka_bootstrap, "group.id": "watermarks"})
+    reader = Consumer({"bootstrap.servers": kafka_bootstrap, "group.id": f"restore-{uuid.uuid4().hex[:8]}",
+                       "enable.partition.eof": True, "enable.auto.commit": False})
+    restored: list[list[object] | None] = []
+
+    def restore_again() -> None:
+        store = MemoryStore()
+        first = Table("sequences", changelog, 0, store)
+        state.restore_tables(reader, [(first, 100, changelog_ends(watermarks, [(changelog, 0)])[(changelog, 0)])])
+        _checkpoint(producer, changelog, sequence=7, input_offset=20)
+        again = Table("sequences", changelog, 0, store)
+        state.restore_tables(reader, [(again, 100, changelog_ends(watermarks, [(changelog, 0)])[(changelog, 0)])])
+        restored.append(again.get(KEY))
+
+    try:
+        restoring = threading.Thread(target=restore_again, daemon=True)
+        restoring.start()
+        restoring.join(30)
+        assert not restoring.is_alive(), "the second restore of the partition did not finish within 30 s"
+    finally:
+        watermarks.close()
+        reader.close()
+    assert restored == [[7]]

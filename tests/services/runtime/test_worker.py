@@ -18,39 +18,11 @@ from confluent_kafka import KafkaError, KafkaException, TopicPartition
 from services.runtime.phases import Phase
 from services.runtime.settings import RuntimeSettings
 from services.runtime.worker import KafkaClients, Worker
+from tests.services.runtime.fakes import FakeMessage
 
 SOURCE, OUTPUT = "source", "out"
 OFFSET_INVALID = -1001
 Position = tuple[str, int]
-
-
-@dataclass
-class FakeMessage:
-    topic_name: str
-    partition_number: int
-    offset_number: int
-    payload: bytes | None
-
-    def error(self) -> None:
-        return None
-
-    def topic(self) -> str:
-        return self.topic_name
-
-    def partition(self) -> int:
-        return self.partition_number
-
-    def offset(self) -> int:
-        return self.offset_number
-
-    def key(self) -> bytes | None:
-        return self.payload
-
-    def value(self) -> bytes | None:
-        return self.payload
-
-    def headers(self) -> None:
-        return None
 
 
 @dataclass
@@ -134,7 +106,7 @@ class FakeConsumer:
         batch: list[FakeMessage] = []
         for (topic, partition), position in sorted(self.positions.items()):
             values = self.cluster.records.get((topic, partition), [])[position:position + size - len(batch)]
-            batch += [FakeMessage(topic, partition, position + i, value) for i, value in enumerate(values)]
+            batch += [FakeMessage(topic, partition, position + i, value, value) for i, value in enumerate(values)]
             self.positions[(topic, partition)] = position + len(values)
         return batch
 
