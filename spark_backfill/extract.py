@@ -3,7 +3,8 @@
 Two sources are supported:
 - a Kafka topic, read in batch with Spark's own Kafka connector from its earliest offsets (or given start
   offsets) up to a snapshot of its end offsets taken once at the start, so a re-run reads exactly the same
-  records however much the topic has grown since;
+  records however much the topic has grown since (the backfill's and `rekey verify`'s Python workers read such a
+  snapshot themselves, `kafka_ranges`, and are tested against this read);
 - archived history in Parquet, Avro or JSON files (e.g. a Kafka Connect S3 export) carrying the source
   position of every record.
 
@@ -177,17 +178,6 @@ def read_kafka(spark: SparkSession, kafka: KafkaSettings, offsets: OffsetRange,
         (F.unix_millis(F.col("timestamp"))).alias("timestamp_ms"),
         "headers",
     )
-
-
-def read_kafka_topics(spark: SparkSession, kafka: KafkaSettings, ranges: list[OffsetRange]) -> DataFrame:
-    """Several topics' ranges as one DataFrame (e.g. every topic of a target family)."""
-    frames = [read_kafka(spark, kafka, r) for r in ranges if r.records > 0]
-    if not frames:
-        return spark.createDataFrame([], source_schema())
-    result = frames[0]
-    for frame in frames[1:]:
-        result = result.unionByName(frame)
-    return result
 
 
 def source_schema() -> Any:

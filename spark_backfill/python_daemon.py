@@ -7,15 +7,23 @@ interpreter has pyspark and py4j installed itself (a local run from this venv, t
 are a slower copy of the same code: the local session names this module as `spark.python.daemon.module` (Spark's
 hook for a custom daemon), which drops them and then runs PySpark's own daemon. Where the interpreter lacks
 either package, the path is left as Spark built it.
+
+The daemon also imports what every backfill task imports before it forks the workers, so the workers share one
+import instead of each doing its own, and keeps the bytecode it compiles in a cache of its own (`pycache_directory`)
+where the environment says not to write `.pyc` files next to the sources (`PYTHONDONTWRITEBYTECODE`, as a checkout
+is run here): without it every worker of every job compiled rekey's modules again.
 """
 
 from __future__ import annotations
 
+import importlib
 import importlib.machinery
 import os
 import sys
 
 BUNDLED_DIRECTORIES = (("python", "lib"), ("jars",))
+PRELOADED = ("pyarrow", "confluent_kafka", "pyspark.worker", "shared.pipeline", "spark_backfill.transform",
+             "spark_backfill.kafka_ranges", "spark_backfill.sink")
 
 
 def without_bundled_spark(path: list[str], spark_home: str | None) -> list[str]:
@@ -28,8 +36,18 @@ def without_bundled_spark(path: list[str], spark_home: str | None) -> list[str]:
     return kept if installed else path
 
 
+def pycache_directory() -> str:
+    """Where the workers keep compiled bytecode when the environment forbids `__pycache__` beside the sources."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "rekey", "pycache")
+
+
 def main() -> None:
     sys.path[:] = without_bundled_spark(sys.path, os.environ.get("SPARK_HOME"))
+    if sys.dont_write_bytecode and sys.pycache_prefix is None:
+        sys.pycache_prefix, sys.dont_write_bytecode = pycache_directory(), False
+    for name in PRELOADED:
+        importlib.import_module(name)
     from pyspark import daemon
 
     daemon.manager()  # type: ignore[no-untyped-call]

@@ -4,8 +4,8 @@ confluent-kafka, in one Kafka transaction per task (the reasoning is in docs/BAC
 A task's transaction holds its domain records, its dead letters, the `seq/` hand-off record of every key it
 numbered and, last, its completion marker (`services.handoff.task_key`). Its `transactional.id` is the run id and
 the task's partition, the same for every attempt: a retry's `init_transactions` fences the attempt before it and
-aborts its open transaction; then it looks for its marker (read_committed) and writes nothing if an attempt before
-it committed. The mapInArrow output is one row per task:
+aborts its open transaction; then it looks for its marker (`services.handoff.committed_task`) and writes nothing if
+an attempt before it committed. The mapInArrow output is one row per task:
 its partition and the tally the driver reports.
 """
 

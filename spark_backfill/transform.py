@@ -1,9 +1,12 @@
 """Transform: source records -> sequenced domain records, with exactly the live service's rules.
 
-Pure DataFrame -> DataFrame functions (no I/O), testable on actual rows:
+DataFrame -> DataFrame functions, testable on actual rows (only `translate_kafka`'s tasks do I/O: they read
+their Kafka offsets):
 
 - `translate_source`: `mapInArrow` calling `shared.translation.translate` and `shared.routing.route` per record
   (the same calls the live ACL makes), and encoding each event's Avro halves (`shared.avro.SplitEncoder`);
+  `translate_kafka`: the same translation of a Kafka snapshot that the Python workers read themselves
+  (`kafka_ranges`);
 - `for_numbering` + `number_sorted`: the backfill's numbering: each output key's rows in one partition sorted in
   source order (one shuffle, a sort within partitions), numbered densely in the same pass as the write, upstream
   duplicates by dedupe id dropped (first in source order wins): `shared.sequencing.assign_sequences`;
@@ -26,10 +29,11 @@ from shared.pipeline import sequence_headers
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
 
     from services.settings import RegistrySettings
-    from shared.translation import Translation
+    from shared.translation import SourceRecord, Translation
+    from spark_backfill.extract import OffsetRange
 
 EVENT, SKIP, POISON, DUPLICATE = "event", "skip", "poison", "duplicate"
 SERVICE = "backfill"
@@ -124,62 +128,101 @@ def _avro_values(spec: TranslateSpec) -> Any:
     return AvroValues(SchemaRegistryClient(spec.registry).writer_schema_text)
 
 
-def translate_batches(spec: TranslateSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """The `mapInArrow` function: one output row per source row (event, skip or poison), built column by column."""
+class _Translator:
+    """One task's translation: source records -> an Arrow batch of translated rows (event, skip or poison), built
+    column by column."""
 
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        import pyarrow as pa
+    def __init__(self, spec: TranslateSpec) -> None:
         from pyspark.sql.pandas.types import to_arrow_schema
 
-        from shared.pipeline import DeadLetter, Routed
-        from shared.translation import RememberedRows, SourceRecord, ids_to_remember, remembers_rows
+        from shared.translation import RememberedRows, remembers_rows
 
+        self.spec = spec
         pipeline = _pipeline(spec)
         # A Kafka partition's offset range is read in order by one task: a CDC row's delete follows its earlier
         # changes there, whose ids it may need.
-        remembered = RememberedRows()
-        remembering = {topic for topic, translation in spec.formats.items() if remembers_rows(translation)}
-        processors = {topic: pipeline.processor(translation, (spec.family,),
-                                                remembered if topic in remembering else None)
-                      for topic, translation in spec.formats.items()}
-        every_name = translated_schema().fieldNames()
-        arrow_schema = to_arrow_schema(translated_schema(spec.columns))
-        names = arrow_schema.names
+        self.remembered = RememberedRows()
+        self.remembering = {topic for topic, translation in spec.formats.items() if remembers_rows(translation)}
+        self.processors = {topic: pipeline.processor(translation, (spec.family,),
+                                                     self.remembered if topic in self.remembering else None)
+                           for topic, translation in spec.formats.items()}
+        self.every_name = translated_schema().fieldNames()
+        self.arrow_schema = to_arrow_schema(translated_schema(spec.columns))
+
+    def batch(self, records: Sequence[SourceRecord]) -> pa.RecordBatch:
+        import pyarrow as pa
+
+        from shared.pipeline import DeadLetter, Routed
+        from shared.translation import ids_to_remember
+
+        spec, remembering, processors = self.spec, self.remembering, self.processors
+        count = len(records)
+        out: dict[str, list[Any]] = {name: [None] * count for name in self.every_name}
+        kind, reason, src_topic, src_partition, src_offset, src = (
+            out["kind"], out["reason"], out["src_topic"], out["src_partition"], out["src_offset"], out["src"])
+        for i, record in enumerate(records):
+            topic, partition, offset = record.topic, record.partition, record.offset
+            result = processors[topic](record)
+            src_topic[i], src_partition[i], src_offset[i] = topic, partition, offset
+            if isinstance(result, Routed):
+                draft, (domain,) = result.draft, result.records
+                learned = ids_to_remember(record, draft) if topic in remembering else None
+                if learned is not None:  # `RememberedRows.learn`, keeping the row for the hand-off
+                    learned_key, row_ids = learned
+                    out["row_key"][i] = learned_key
+                    out["row_org_id"][i], out["row_interaction_id"][i] = row_ids
+                    self.remembered.ids[(topic, learned_key)] = row_ids
+                target = domain.route
+                kind[i], src[i] = EVENT, domain.src
+                out["org_id"][i], out["out_topic"][i] = draft.org_id, target.topic
+                out["out_key"][i], out["out_partition"][i] = target.key, target.partition
+                out["ordering_token"][i], out["dedupe_id"][i] = draft.ordering_token, draft.dedupe_id
+                out["event_id"][i], out["event_time_ms"][i] = draft.event_id, draft.event_time_ms
+                if spec.encode:
+                    out["head"][i], out["tail"][i] = domain.head, domain.tail
+            elif isinstance(result, DeadLetter):
+                kind[i], reason[i], src[i] = POISON, str(result.pill.reason_code), f"{topic}/{partition}/{offset}"
+                out["dlq_key"][i], out["dlq_value"][i] = result.key, result.value
+                out["dlq_headers"][i] = [{"key": k, "value": v} for k, v in result.headers]
+            else:
+                kind[i], reason[i], src[i] = SKIP, str(result.reason), f"{topic}/{partition}/{offset}"
+        schema = self.arrow_schema
+        return pa.RecordBatch.from_arrays([pa.array(out[name], type=schema.field(name).type)
+                                           for name in schema.names], schema=schema)
+
+
+def translate_batches(spec: TranslateSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The `mapInArrow` function over source rows (`extract.SOURCE_COLUMNS`): one translated row per source row."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from shared.translation import SourceRecord
+
+        translator = _Translator(spec)
         for batch in batches:
-            out: dict[str, list[Any]] = {name: [None] * batch.num_rows for name in every_name}
-            kind, reason, src_topic, src_partition, src_offset, src = (
-                out["kind"], out["reason"], out["src_topic"], out["src_partition"], out["src_offset"], out["src"])
             rows = zip(*(batch.column(name).to_pylist() for name in
                          ("topic", "partition", "offset", "key", "value", "timestamp_ms", "headers")), strict=True)
-            for i, (topic, partition, offset, key, value, timestamp_ms, raw_headers) in enumerate(rows):
-                record = SourceRecord(topic=topic, partition=partition, offset=offset, key=key, value=value,
-                                      headers=_headers(raw_headers), timestamp_ms=timestamp_ms)
-                result = processors[topic](record)
-                src_topic[i], src_partition[i], src_offset[i] = topic, partition, offset
-                if isinstance(result, Routed):
-                    draft, (domain,) = result.draft, result.records
-                    learned = ids_to_remember(record, draft) if topic in remembering else None
-                    if learned is not None:  # `RememberedRows.learn`, keeping the row for the hand-off
-                        learned_key, row_ids = learned
-                        out["row_key"][i] = learned_key
-                        out["row_org_id"][i], out["row_interaction_id"][i] = row_ids
-                        remembered.ids[(topic, learned_key)] = row_ids
-                    target = domain.route
-                    kind[i], src[i] = EVENT, domain.src
-                    out["org_id"][i], out["out_topic"][i] = draft.org_id, target.topic
-                    out["out_key"][i], out["out_partition"][i] = target.key, target.partition
-                    out["ordering_token"][i], out["dedupe_id"][i] = draft.ordering_token, draft.dedupe_id
-                    out["event_id"][i], out["event_time_ms"][i] = draft.event_id, draft.event_time_ms
-                    if spec.encode:
-                        out["head"][i], out["tail"][i] = domain.head, domain.tail
-                elif isinstance(result, DeadLetter):
-                    kind[i], reason[i], src[i] = POISON, str(result.pill.reason_code), f"{topic}/{partition}/{offset}"
-                    out["dlq_key"][i], out["dlq_value"][i] = result.key, result.value
-                    out["dlq_headers"][i] = [{"key": k, "value": v} for k, v in result.headers]
-                else:
-                    kind[i], reason[i], src[i] = SKIP, str(result.reason), f"{topic}/{partition}/{offset}"
-            yield pa.RecordBatch.from_arrays([pa.array(out[name], type=arrow_schema.field(name).type)
-                                              for name in names], schema=arrow_schema)
+            yield translator.batch([SourceRecord(topic=topic, partition=partition, offset=offset, key=key,
+                                                 value=value, headers=_headers(raw_headers),
+                                                 timestamp_ms=timestamp_ms)
+                                    for topic, partition, offset, key, value, timestamp_ms, raw_headers in rows])
+
+    return run
+
+
+def translate_splits(spec: TranslateSpec, config: Mapping[str, Any],
+                     batch_size: int) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The `mapInArrow` function over `kafka_ranges.SPLIT_COLUMNS` rows: each split's records read with
+    confluent-kafka in this worker and translated, `batch_size` records per output batch."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from spark_backfill.kafka_ranges import Split, read_split
+
+        translator = _Translator(spec)
+        for batch in batches:
+            for topic, partition, start, end in zip(*(batch.column(name).to_pylist() for name in
+                                                      ("topic", "partition", "start", "end")), strict=True):
+                for records in read_split(config, Split(topic, partition, start, end), batch_size):
+                    yield translator.batch(records)
 
     return run
 
@@ -193,6 +236,20 @@ def _headers(raw: list[dict[str, Any]] | None) -> dict[str, bytes]:
 def translate_source(source: DataFrame, spec: TranslateSpec) -> DataFrame:
     """Every source row translated and routed (see `translated_schema`; only `spec.columns` when given)."""
     return source.mapInArrow(translate_batches(spec), translated_schema(spec.columns))  # type: ignore[arg-type]
+
+
+def translate_kafka(spark: SparkSession, config: Mapping[str, Any], ranges: Sequence[OffsetRange],
+                    spec: TranslateSpec, batch_size: int) -> DataFrame:
+    """Every record of the topics' `ranges`, read in the Python workers (`kafka_ranges`) and translated as
+    `translate_source` translates. A partition is cut into chunks for the cores unless a source remembers rows
+    (its changes must be read in order by one task)."""
+    from shared.translation import remembers_rows
+    from spark_backfill.kafka_ranges import splits, splits_frame
+
+    whole = any(remembers_rows(translation) for translation in spec.formats.values())
+    parts = splits(ranges, spark.sparkContext.defaultParallelism, whole_partitions=whole)
+    return splits_frame(spark, parts).mapInArrow(translate_splits(spec, config, batch_size),  # type: ignore[arg-type]
+                                                 translated_schema(spec.columns))
 
 
 def sequence_events(events: DataFrame, start_after: DataFrame | None = None,

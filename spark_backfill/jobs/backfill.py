@@ -1,6 +1,7 @@
 """The backfill job: republish a source's full history into a family's versioned topics, then hand off.
 
-extract   every source topic up to a snapshot of its end offsets (or archived files);
+extract   every source topic up to a snapshot of its end offsets, read by the Python workers in offset-range splits
+          (`kafka_ranges`), or archived files;
 transform `shared` translation + routing per record; each output key's rows into one write task, sorted in
           source order (`transform.for_numbering`);
 load      each write task numbers its keys densely and writes them from the Python worker in one Kafka transaction
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 StageCallback = Callable[[str, float, str], None]
+# Records per consume and per translated Arrow batch: `spark.sql.execution.arrow.maxRecordsPerBatch`'s size.
+READ_BATCH = 5000
 ROW_ID_WRITE_OPTIONS = {
     # A retried task writes the same `row/` records again: compaction keeps one, the live ACL reads the last.
     "kafka.enable.idempotence": "true",
@@ -206,10 +209,7 @@ def run_backfill(spark: SparkSession, request: BackfillRequest, kafka: KafkaSett
             run.offsets = snapshots
             report.snapshot = [s.to_json() for s in snapshots]
     else:
-        frames = [extract.read_kafka(spark, kafka, s) for s in snapshots if s.records > 0]
-        source = frames[0] if frames else spark.createDataFrame([], extract.source_schema())
-        for frame in frames[1:]:
-            source = source.unionByName(frame)
+        source = None  # the Python workers read the snapshot themselves (`transform.translate_kafka`)
     if resumed_from is None:
         handoff.write_run(config, handoff_topic, run)
     timer.stage("snapshot", ", ".join(f"{s.topic}: {s.records} records" for s in snapshots))
@@ -236,7 +236,8 @@ def run_backfill(spark: SparkSession, request: BackfillRequest, kafka: KafkaSett
         spec = transform.TranslateSpec(request.catalog_path.read_text(), str(request.catalog_path), request.family,
                                        formats, request.service_version, wire=wire, registry=registry,
                                        columns=transform.backfill_columns(row_ids=cdc))
-        translated = transform.translate_source(source, spec)
+        translated = (transform.translate_source(source, spec) if source is not None else
+                      transform.translate_kafka(spark, config, snapshots, spec, READ_BATCH))
         ordered = transform.for_numbering(translated, run.write_partitions, start_after)
         marks = extract.watermarks(config, handoff_topic)
         plan = sink.TaskWrite(config, run.run_id, catalog.dlq_topic, handoff_topic, len(marks),

@@ -1,9 +1,11 @@
 """The verification job: does the target hold exactly the source's events, correctly keyed and numbered?
 
 extract   the source(s) up to a snapshot (or, in a dual-run window, up to what the live ACL's consumer group has
-          committed), and the target topics up to their current end;
+          committed), and the target topics up to their current end, both read in the Python workers
+          (`kafka_ranges`, read_committed);
 transform the source through the same `shared` translation + routing + dedupe as the backfill and the live
-          service; the target's Avro values decoded with their registered writer schemas;
+          service (`transform.translate_kafka`); the target's Avro values decoded with their registered writer
+          schemas as they are read;
 compare   per org and event-time window: counts and a SHA1 over the sorted record identities
           (`topic|key|event_id`), naming the records (hence the keys) of every mismatching window; per key, over
           the whole target: sequences dense from 1 without duplicates, `seq` header = payload sequence, every
@@ -31,6 +33,9 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
     from rich.console import Console
+
+    from services.registry.client import SchemaRegistryClient
+    from shared.translation import SourceRecord
 
 MAX_LISTED = 50
 
@@ -106,50 +111,83 @@ def source_ranges(config: Mapping[str, Any], sources: list[str], live_group: str
     return ranges
 
 
-def decode_batches(schemas: Mapping[int, str], partitions: Mapping[str, int]
-                   ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """`mapInArrow`: target records -> decoded identity, sequence and the Java-parity partition of the key."""
+def read_target(spark: SparkSession, config: Mapping[str, Any], ranges: list[extract.OffsetRange],
+                registry: RegistrySettings) -> DataFrame:
+    """The target's records, read in the Python workers (`kafka_ranges`, read_committed: aborted transactions were
+    never written) and decoded in the same `mapInArrow` (`target_schema`): a topic's many small partitions are read
+    by one consumer per group (`kafka_ranges.group_splits`), not a task each."""
+    from spark_backfill.kafka_ranges import group_splits, groups_frame, splits
+
+    pieces = spark.sparkContext.defaultParallelism
+    groups = group_splits(splits(ranges, pieces, whole_partitions=False), pieces)
+    partitions = {r.topic: len(r.end) for r in ranges}
+    return groups_frame(spark, groups).mapInArrow(decode_splits(config, registry, partitions),  # type: ignore[arg-type]
+                                                  target_schema())
+
+
+def decode_splits(config: Mapping[str, Any], registry: RegistrySettings, partitions: Mapping[str, int]
+                  ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """`mapInArrow` over a group of `kafka_ranges.SPLIT_COLUMNS` rows: their target records read by one consumer
+    -> decoded identity, sequence and the Java-parity partition of the key; writer schemas looked up by id in the
+    registry."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        import pyarrow as pa
         from pyspark.sql.pandas.types import to_arrow_schema
 
-        from shared.avro import decode_body, parse_schema, unframe
-        from shared.partitioning import partition_for
+        from services.registry.client import SchemaRegistryClient
+        from spark_backfill.jobs.backfill import READ_BATCH
+        from spark_backfill.kafka_ranges import SPLIT_COLUMNS, Split, read_splits
 
-        parsed = {schema_id: parse_schema(text) for schema_id, text in schemas.items()}
+        parts = [Split(*row) for batch in batches
+                 for row in zip(*(batch.column(name).to_pylist() for name in SPLIT_COLUMNS), strict=True)]
         arrow_schema = to_arrow_schema(target_schema())
-        for batch in batches:
-            out: dict[str, list[Any]] = {name: [] for name in arrow_schema.names}
-            for topic, partition, offset, key, value, headers in zip(*(batch.column(c).to_pylist() for c in (
-                    "topic", "partition", "offset", "key", "value", "headers")), strict=True):
-                header = {h["key"]: h["value"] for h in headers or []}
-                row: dict[str, Any] = dict.fromkeys(arrow_schema.names)
-                out_key = key.decode("utf-8", "replace") if key is not None else None
-                row.update(out_topic=topic, partition=partition, offset=offset, out_key=out_key)
-                row["expected_partition"] = partition_for(out_key, partitions[topic]) if out_key else None
-                seq_header = header.get("seq")
-                row["seq_header"] = int(seq_header) if seq_header and seq_header.isdigit() else None
-                src = header.get("src")
-                if src:
-                    src_topic, src_partition, src_offset = src.decode().rsplit("/", 2)
-                    row.update(src_topic=src_topic, src_partition=int(src_partition), src_offset=int(src_offset))
-                try:
-                    schema_id, body = unframe(value)
-                    record = decode_body(body, parsed[schema_id])
-                    row.update(org_id=record["org_id"], event_id=record["event_id"],
-                               event_time_ms=int(record["event_time"]) if not hasattr(record["event_time"], "timestamp")
-                               else int(record["event_time"].timestamp() * 1000),
-                               sequence=int(record["sequence"]))
-                except Exception as error:  # any undecodable value is a finding, not a crash
-                    row["decode_error"] = f"{type(error).__name__}: {error}"[:300]
-                for name in arrow_schema.names:
-                    out[name].append(row[name])
-            yield pa.RecordBatch.from_pydict(out, schema=arrow_schema)
+        with SchemaRegistryClient(registry) as client:
+            for records in read_splits(config, parts, READ_BATCH):
+                yield _decoded(records, client, partitions, arrow_schema)
 
     return run
 
 
+def _decoded(records: list[SourceRecord], client: SchemaRegistryClient, partitions: Mapping[str, int],
+             arrow_schema: pa.Schema) -> pa.RecordBatch:
+    import pyarrow as pa
+
+    from services.registry.errors import SchemaNotFound, SchemaRegistryError
+    from shared.avro import decode_body, unframe
+    from shared.partitioning import partition_for
+
+    out: dict[str, list[Any]] = {name: [] for name in arrow_schema.names}
+    for record in records:
+        topic, header = record.topic, record.headers
+        row: dict[str, Any] = dict.fromkeys(arrow_schema.names)
+        out_key = record.key.decode("utf-8", "replace") if record.key is not None else None
+        row.update(out_topic=topic, partition=record.partition, offset=record.offset, out_key=out_key)
+        row["expected_partition"] = partition_for(out_key, partitions[topic]) if out_key else None
+        seq_header = header.get("seq")
+        row["seq_header"] = int(seq_header) if seq_header and seq_header.isdigit() else None
+        src = header.get("src")
+        if src:
+            src_topic, src_partition, src_offset = src.decode().rsplit("/", 2)
+            row.update(src_topic=src_topic, src_partition=int(src_partition), src_offset=int(src_offset))
+        try:
+            schema_id, body = unframe(record.value)  # type: ignore[arg-type]
+            decoded = decode_body(body, client.schema_by_id(schema_id).parsed)
+            row.update(org_id=decoded["org_id"], event_id=decoded["event_id"],
+                       event_time_ms=int(decoded["event_time"]) if not hasattr(decoded["event_time"], "timestamp")
+                       else int(decoded["event_time"].timestamp() * 1000),
+                       sequence=int(decoded["sequence"]))
+        except Exception as error:  # any undecodable value is a finding, not a crash; the registry failing is not
+            if isinstance(error, SchemaRegistryError) and not isinstance(error, SchemaNotFound):
+                raise
+            row["decode_error"] = f"{type(error).__name__}: {error}"[:300]
+        for name in arrow_schema.names:
+            out[name].append(row[name])
+    return pa.RecordBatch.from_pydict(out, schema=arrow_schema)
+
+
+# What the expected side reads of the translated source.
+EXPECTED_COLUMNS = ("kind", "org_id", "out_topic", "out_key", "dedupe_id", "event_id", "event_time_ms",
+                    *transform.ORDER_COLUMNS)
 REDELIVERY_IDENTITY = ("out_topic", "out_key", "sequence", "event_id", "src_topic", "src_partition", "src_offset")
 
 
@@ -183,8 +221,7 @@ def run_verify(spark: SparkSession, request: VerifyRequest, kafka: KafkaSettings
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    from services.registry.client import SchemaRegistryClient
-    from spark_backfill.jobs.backfill import _source_formats
+    from spark_backfill.jobs.backfill import READ_BATCH, _source_formats
 
     started = time.monotonic()
     config = kafka.librdkafka()
@@ -205,30 +242,16 @@ def run_verify(spark: SparkSession, request: VerifyRequest, kafka: KafkaSettings
     target_ranges = [extract.OffsetRange(t, {p: lo for p, (lo, _hi) in marks.items()},
                                          {p: hi for p, (_lo, hi) in marks.items()})
                      for t in targets for marks in [extract.watermarks(config, t)]]
-    partitions = {r.topic: len(r.end) for r in target_ranges}
     result = VerifyResult(request.sources, targets, family, request.window_ms, [r.to_json() for r in ranges])
 
-    source = extract.read_kafka_topics(spark, kafka, ranges)
     spec = transform.TranslateSpec(request.catalog_path.read_text(), str(request.catalog_path), family, formats,
-                                   encode=False, registry=registry)
-    translated = transform.translate_source(source, spec)
+                                   encode=False, registry=registry, columns=EXPECTED_COLUMNS)
+    translated = transform.translate_kafka(spark, config, ranges, spec, READ_BATCH)
     expected = (transform.sequence_events(
         translated.filter((F.col("kind") == transform.EVENT) & F.col("out_topic").isin(targets))
         .select("org_id", "out_topic", "out_key", "dedupe_id", "event_id", "event_time_ms", *transform.ORDER_COLUMNS))
         .drop("sequence").persist(StorageLevel.MEMORY_AND_DISK))
-
-    # Read once: the schema-id scan materialises the cache the decode then reads.
-    # Many small Kafka partitions (64 + 8 + 12 ...) would each be a Python decode task: merge them first.
-    parallelism = spark.sparkContext.defaultParallelism
-    raw_target = (extract.read_kafka_topics(spark, kafka, target_ranges).coalesce(max(2, parallelism * 2))
-                  .persist(StorageLevel.MEMORY_AND_DISK))
-    schema_ids = [int(r["id"]) for r in raw_target.select(
-        F.conv(F.hex(F.substring("value", 2, 4)), 16, 10).cast("long").alias("id")).distinct().collect()
-        if r["id"] is not None]
-    with SchemaRegistryClient(registry) as client:
-        schemas = {i: client.schema_by_id(i).text for i in schema_ids}
-    target = (raw_target.mapInArrow(decode_batches(schemas, partitions), target_schema())  # type: ignore[arg-type]
-              .persist(StorageLevel.MEMORY_AND_DISK))
+    target = read_target(spark, config, target_ranges, registry).persist(StorageLevel.MEMORY_AND_DISK)
     if request.allow_redeliveries:
         copies = target.count()
         target = target.dropDuplicates(list(REDELIVERY_IDENTITY)).persist(StorageLevel.MEMORY_AND_DISK)
@@ -324,7 +347,7 @@ def run_verify(spark: SparkSession, request: VerifyRequest, kafka: KafkaSettings
             found.append(f"{r['header_mismatch']} record(s) whose seq header differs from the payload")
         result.key_problems.append({"topic": r["out_topic"], "key": r["out_key"], "records": r["records"],
                                     "first": r["first"], "last": r["last"], "problems": found})
-    for frame in (expected, target, raw_target):
+    for frame in (expected, target):
         frame.unpersist()
     result.seconds = round(time.monotonic() - started, 2)
     return result

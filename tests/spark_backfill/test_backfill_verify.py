@@ -1,6 +1,7 @@
-"""Backfill of generated history into the family's versioned topics on a real broker and registry, then
-`verify`: it passes on the result, and fails naming the key when one record is removed or duplicated.
-A run killed in its write stage, re-run, completes without duplicates."""
+"""Backfill of generated history into the family's versioned topics on a real broker and registry: a run killed
+in its write stage, re-run, completes without duplicates; then `verify`: it passes on the result, and fails
+naming the key when one record is removed or duplicated. One history serves both: the re-run is the backfill
+the verification checks."""
 
 from __future__ import annotations
 
@@ -28,8 +29,7 @@ from tests.support.kafka import read_topic
 
 pytestmark = [pytest.mark.spark, pytest.mark.broker]
 
-EVENTS = 3000
-KILLED_EVENTS = 20_000  # 16 write tasks on 2 cores: several are still to run when the first commits
+EVENTS = 20_000  # 16 write tasks on 2 cores: several are still to run when the first commits
 
 
 @pytest.fixture
@@ -55,17 +55,32 @@ def _verify(spark, path: Path, source: str, kafka: KafkaSettings, registry: Regi
     return run_verify(spark, request, kafka, registry)
 
 
-def test_backfill_then_verify_detects_a_removed_and_a_duplicated_record(
-        spark, history, kafka_bootstrap: str, schema_registry_url: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_killed_run_re_run_then_verify_detects_a_removed_and_a_duplicated_record(  # type: ignore[no-untyped-def]
+        spark, history, kafka_bootstrap: str, schema_registry_url: str, tmp_path: Path) -> None:
+    """`rekey backfill` killed whole (driver, JVM, Python workers) after a first write task committed, while
+    others hold open transactions; the re-run fences them, skips the committed tasks and writes only the rest,
+    and the result is what one run writes: `verify` passes on it and names the keys once it is tampered with."""
     path, source = history
     kafka, registry = KafkaSettings(bootstrap_servers=kafka_bootstrap), RegistrySettings(url=schema_registry_url)
     catalog = load_catalog(path)
     family = catalog.family(catalog.default_family)
 
+    env = ChaosEnv(kafka_bootstrap, schema_registry_url, path, catalog, tmp_path)
+    process = start_backfill(env, source, family.name, "local[2]", tmp_path / "report.json", tmp_path / "backfill.log")
+    try:
+        committed = wait_first_commit(env, source, family.name, process)
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(30)
+    run_id, tasks = committed_tasks(env, source, family.name)
+    assert run_id is not None and len(tasks) >= len(committed) > 0 and len(tasks) < WRITE_PARTITIONS
+
     report = _backfill(spark, path, source, kafka, registry)
+    assert report.resumed_from == handoff.STARTED and report.run_id == run_id
+    assert report.already_written == sum(int(t["written"]) for t in tasks.values()) > 0  # type: ignore[call-overload]
     assert report.read == EVENTS
-    assert report.written == report.events - report.duplicates_dropped > 0
-    assert report.duplicates_dropped > 0 and sum(report.dead_lettered.values()) > 0
+    assert report.written + report.already_written == report.events - report.duplicates_dropped
+    assert report.written > 0 and report.duplicates_dropped > 0 and sum(report.dead_lettered.values()) > 0
 
     # Every record: Java-parity partition, dense per-key sequence, seq/src headers; DLQ and hand-off written.
     sequences: dict[str, list[int]] = {}
@@ -77,7 +92,7 @@ def test_backfill_then_verify_detects_a_removed_and_a_duplicated_record(
             assert set(record.headers) == {"seq", "src"}
             assert record.headers["src"].decode().startswith(f"{source}/")
             sequences.setdefault(sequence_key(topic, key), []).append(int(record.headers["seq"]))
-    assert sum(len(s) for s in sequences.values()) == report.written
+    assert sum(len(s) for s in sequences.values()) == report.written + report.already_written
     assert all(sorted(s) == list(range(1, len(s) + 1)) for s in sequences.values())
     dead = read_topic(kafka_bootstrap, catalog.dlq_topic)
     assert len(dead) == sum(report.dead_lettered.values())
@@ -89,6 +104,8 @@ def test_backfill_then_verify_detects_a_removed_and_a_duplicated_record(
     assert state.run(source, family.name).state == handoff.COMPLETE  # type: ignore[union-attr]
 
     assert _verify(spark, path, source, kafka, registry).ok
+    with pytest.raises(ValueError, match="completed"):
+        _backfill(spark, path, source, kafka, registry)
 
     # Tamper: remove one record (the first of the busiest low-tier partition: Kafka deletes a prefix) and
     # duplicate one record of another key (same key, value, headers, partition: what a blind re-send does).
@@ -119,35 +136,3 @@ def test_backfill_then_verify_detects_a_removed_and_a_duplicated_record(
     assert any("duplicate sequence" in text for text in by_key[duplicated_key])
     assert any("starts at" in text or "gap" in text for text in by_key[removed_key])
     assert tampered.window_mismatches
-
-
-def test_a_killed_run_re_run_writes_only_what_is_missing(
-        spark, catalog_factory, kafka_bootstrap: str, schema_registry_url: str,  # type: ignore[no-untyped-def]
-        tmp_path: Path) -> None:
-    """`rekey backfill` killed whole (driver, JVM, Python workers) after a first write task committed, while
-    others hold open transactions; the re-run fences them, skips the committed tasks and writes only the rest."""
-    path = catalog_factory()
-    catalog = load_catalog(path)
-    apply_catalog(catalog, {"bootstrap.servers": kafka_bootstrap})
-    source = next(s.name for s in catalog.sources if s.format == "ccaas-json")
-    generate_to_topic(kafka_bootstrap, source, KILLED_EVENTS, 40, duplicate_rate=0.01, seed=12)
-    kafka, registry = KafkaSettings(bootstrap_servers=kafka_bootstrap), RegistrySettings(url=schema_registry_url)
-    env = ChaosEnv(kafka_bootstrap, schema_registry_url, path, catalog, tmp_path)
-    process = start_backfill(env, source, catalog.default_family, "local[2]", tmp_path / "report.json",
-                             tmp_path / "backfill.log")
-    try:
-        committed = wait_first_commit(env, source, catalog.default_family, process)
-    finally:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait(30)
-    run_id, tasks = committed_tasks(env, source, catalog.default_family)
-    assert run_id is not None and len(tasks) >= len(committed) > 0 and len(tasks) < WRITE_PARTITIONS
-
-    again = _backfill(spark, path, source, kafka, registry)
-    assert again.resumed_from == handoff.STARTED and again.run_id == run_id
-    assert again.already_written == sum(int(t["written"]) for t in tasks.values()) > 0  # type: ignore[call-overload]
-    assert again.written + again.already_written == again.events - again.duplicates_dropped
-    assert _verify(spark, path, source, kafka, registry).ok
-
-    with pytest.raises(ValueError, match="completed"):
-        _backfill(spark, path, source, kafka, registry)

@@ -1,9 +1,12 @@
 """The backfill on a real Spark standalone cluster (rekey's embedded one: a master, two one-core workers).
 
-A job there runs as on any cluster: executors in JVMs of their own (one per worker), Python workers in
-processes of their own importing rekey from the pyFiles archive shipped with the job (not from the checkout
-or the driver's cwd), the shuffle read across executors; and the backfill run there by `rekey backfill --master
-spark://...` from another directory gives what the local one does, with a hand-off the live ACL continues from.
+One application, started from another directory, runs there as on any cluster: executors in JVMs of their own
+(one per worker), Python workers in processes of their own importing rekey from the pyFiles archive shipped with
+the job (not from the checkout or the driver's cwd), the shuffle read across executors; and the backfill it then
+runs on the same executors gives what the local one does, with a hand-off the live ACL continues from. Both tests
+read that one application's findings: an application's start-up (a driver and two executor JVMs) is most of
+what a small job costs there. `rekey backfill --master spark://...` itself runs on the cluster in
+tests/chaos/test_backfill.py, with its executors' Python workers and one executor JVM killed in the write stage.
 """
 
 from __future__ import annotations
@@ -12,23 +15,28 @@ import json
 import subprocess
 import sys
 import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient
 
+from services.catalog_files import load_catalog
 from services.devtools.embedded.spark import SparkCluster
 from services.devtools.embedded.workers import ServiceProcess
 from services.generation import generate_to_topic
+from services.kafka.topics import create_topics
 from services.settings import KafkaSettings, RegistrySettings
 from shared.catalog import Catalog
 from shared.handoff import sequence_key
 from shared.partitioning import partition_for
 from shared.sequencing import SourcePosition
 from spark_backfill.jobs.verify import VerifyRequest, run_verify
-from tests.fixtures.spark_cluster import backfill_on_cluster
+from tests.fixtures.catalog import REPO_CATALOG, isolate_catalog_text
 from tests.support.kafka import Record, read_topic
 from tests.support.services import acl_env
 from tests.support.waiting import wait_until
@@ -39,12 +47,17 @@ CHECKOUT = Path(__file__).resolve().parents[2]
 EVENTS = 3000
 FAMILY = "interaction_events"
 LIVE = 200
+REPORTED = "cluster probe: "
 
 # Run in a process of its own from another directory: where each task's Python worker imported rekey from, the
-# executor JVM it runs under, then a shuffle; it holds the application until its stdin closes.
+# executor JVM it runs under, a shuffle, then the backfill on the same executors; it reports, then holds the
+# application until its stdin closes.
 PROBE = r"""
 import json, os, sys
+from pathlib import Path
 from pyspark import TaskContext
+from services.settings import KafkaSettings, RegistrySettings
+from spark_backfill.jobs.backfill import BackfillRequest, run_backfill
 from spark_backfill.session import build_session
 
 def executor_of(pid):
@@ -64,10 +77,78 @@ spark = build_session("rekey-cluster-probe", sys.argv[1], ui=True, conf=json.loa
 sc = spark.sparkContext
 tasks = sc.parallelize(range(8), 8).mapPartitions(where).collect()
 groups = sc.parallelize(range(40000), 4).map(lambda x: (x % 101, x)).groupByKey(4).mapValues(len).collect()
-print(json.dumps({"tasks": tasks, "groups": sorted(groups), "ui": sc.uiWebUrl, "app": sc.applicationId}), flush=True)
+job = json.loads(sys.argv[3])
+report = run_backfill(spark, BackfillRequest([job["source"]], job["family"], Path(job["catalog"])),
+                      KafkaSettings(bootstrap_servers=job["bootstrap"]), RegistrySettings(url=job["registry"]))
+print("cluster probe: " + json.dumps({"tasks": tasks, "groups": sorted(groups), "ui": sc.uiWebUrl,
+                                      "app": sc.applicationId, "backfill": report.to_json()}), flush=True)
 sys.stdin.read()
 spark.stop()
 """
+
+
+@dataclass
+class ClusterRun:
+    """What the probe application found, and the cluster's view while it ran."""
+
+    catalog_path: Path
+    catalog: Catalog
+    source: str
+    archive: Path
+    cluster_dir: Path
+    driver_pid: int
+    cwd: Path
+    seen: dict[str, Any]
+    status: dict[str, Any]
+    remote_shuffle_bytes: int
+
+    @property
+    def report(self) -> dict[str, Any]:
+        return dict(self.seen["backfill"])
+
+
+def _remote_shuffle_bytes(ui: str, app: str) -> int:
+    """Shuffle bytes the application's stages read from the other executor; 0 while its UI does not answer."""
+    try:
+        stages = httpx.get(f"{ui}/api/v1/applications/{app}/stages", params={"status": "complete"}, timeout=10)
+        return sum(int(stage.get("shuffleRemoteBytesRead", 0)) for stage in stages.json())
+    except httpx.HTTPError:
+        return 0
+
+
+@pytest.fixture(scope="module")
+def cluster_run(spark_cluster: SparkCluster, kafka_admin: AdminClient, kafka_bootstrap: str,
+                schema_registry_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClusterRun]:
+    """Generated history in a private catalog, and the probe application run on the cluster over it."""
+    workdir = tmp_path_factory.mktemp("cluster-run")
+    path = workdir / "catalog.yaml"
+    path.write_text(isolate_catalog_text(REPO_CATALOG.read_text(), uuid.uuid4().hex[:8]))
+    catalog = load_catalog(path)
+    create_topics(kafka_admin, catalog.provisioned_topics())
+    source = next(s.name for s in catalog.sources if s.format == "ccaas-json")
+    generate_to_topic(kafka_bootstrap, source, EVENTS, 12, hot_orgs=("org-acme", "org-initech"),
+                      malformed_rate=0.01, duplicate_rate=0.03, late_rate=0.05, seed=17)
+    conf = {**spark_cluster.session_conf(), "spark.ui.port": "0"}
+    job = {"source": source, "family": FAMILY, "catalog": str(path), "bootstrap": kafka_bootstrap,
+           "registry": schema_registry_url}
+    cwd = workdir / "elsewhere"
+    cwd.mkdir()
+    probe = subprocess.Popen([sys.executable, "-c", PROBE, spark_cluster.master_url, json.dumps(conf),
+                              json.dumps(job)], cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert probe.stdout is not None and probe.stdin is not None
+        lines = iter(probe.stdout.readline, "")
+        line = next((line for line in lines if line.startswith(REPORTED)), "")
+        assert line, f"the probe application exited {probe.wait(60)} before reporting"
+        seen: dict[str, Any] = json.loads(line.removeprefix(REPORTED))
+        shuffled = wait_until(lambda: _remote_shuffle_bytes(seen["ui"], seen["app"]), 30,
+                              "shuffle blocks read from the other executor")
+        yield ClusterRun(path, catalog, source, Path(conf["spark.submit.pyFiles"]), spark_cluster.data_dir,
+                         probe.pid, cwd, seen, spark_cluster.status(), shuffled)
+    finally:
+        if probe.stdin is not None:
+            probe.stdin.close()
+        probe.wait(60)
 
 
 def _event(record: Record) -> object:
@@ -78,63 +159,34 @@ def _event(record: Record) -> object:
         return None
 
 
-def _remote_shuffle_bytes(ui: str, app: str) -> int:
-    stages = httpx.get(f"{ui}/api/v1/applications/{app}/stages", params={"status": "complete"}, timeout=5).json()
-    return sum(int(stage.get("shuffleRemoteBytesRead", 0)) for stage in stages)
+def test_tasks_run_in_executor_jvms_and_import_rekey_from_the_shipped_archive(cluster_run: ClusterRun) -> None:
+    seen = cluster_run.seen
+    executors = {task["executor"]["pid"] for task in seen["tasks"] if task["executor"]}
+    assert len(seen["tasks"]) == 8 and all(task["executor"] for task in seen["tasks"])
+    assert len(executors) == 2, seen["tasks"]  # one executor JVM per worker, neither the driver
+    assert cluster_run.driver_pid not in executors
+    assert cluster_run.driver_pid not in {task["python_pid"] for task in seen["tasks"]}
+    for task in seen["tasks"]:
+        assert task["shared"].endswith(f"{cluster_run.archive.name}/shared/__init__.py"), task
+        assert not task["shared"].startswith(str(CHECKOUT)) and task["cwd"] != str(cluster_run.cwd)
+        assert str(cluster_run.cluster_dir) in task["cwd"]  # a worker's work directory
+    assert dict(seen["groups"]) == {k: len(range(k, 40000, 101)) for k in range(101)}
+    assert cluster_run.remote_shuffle_bytes > 0  # shuffle blocks read from the other executor
+
+    status = cluster_run.status
+    assert status["ready"] and [w["state"] for w in status["workers"]] == ["ALIVE", "ALIVE"]
+    assert [(a["name"], a["cores"]) for a in status["active_apps"]] == [("rekey-cluster-probe", 2)]
 
 
-def test_tasks_run_in_executor_jvms_and_import_rekey_from_the_shipped_archive(
-        spark_cluster: SparkCluster, tmp_path: Path) -> None:
-    conf = {**spark_cluster.session_conf(), "spark.ui.port": "0"}
-    archive = Path(conf["spark.submit.pyFiles"])
-    probe = subprocess.Popen([sys.executable, "-c", PROBE, spark_cluster.master_url, json.dumps(conf)],
-                             cwd=tmp_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        assert probe.stdout is not None and probe.stdin is not None
-        line = probe.stdout.readline()
-        assert line, f"the probe application exited {probe.wait(60)} before reporting"
-        seen: dict[str, Any] = json.loads(line)
-
-        executors = {task["executor"]["pid"] for task in seen["tasks"] if task["executor"]}
-        assert len(seen["tasks"]) == 8 and all(task["executor"] for task in seen["tasks"])
-        assert len(executors) == 2, seen["tasks"]  # one executor JVM per worker, neither the driver
-        assert probe.pid not in executors and probe.pid not in {task["python_pid"] for task in seen["tasks"]}
-        for task in seen["tasks"]:
-            assert task["shared"].endswith(f"{archive.name}/shared/__init__.py"), task
-            assert not task["shared"].startswith(str(CHECKOUT)) and task["cwd"] != str(tmp_path)
-            assert str(spark_cluster.data_dir) in task["cwd"]  # a worker's work directory
-        assert dict(seen["groups"]) == {k: len(range(k, 40000, 101)) for k in range(101)}
-        wait_until(lambda: _remote_shuffle_bytes(seen["ui"], seen["app"]) > 0, 30,
-                   "shuffle blocks read from the other executor")
-
-        status = spark_cluster.status()
-        assert status["ready"] and [w["state"] for w in status["workers"]] == ["ALIVE", "ALIVE"]  # type: ignore[union-attr]
-        assert [(a["name"], a["cores"]) for a in status["active_apps"]] == [("rekey-cluster-probe", 2)]  # type: ignore[union-attr]
-    finally:
-        if probe.stdin is not None:
-            probe.stdin.close()
-        probe.wait(60)
-
-
-def test_backfill_on_the_cluster_then_the_live_acl(
-        spark, spark_cluster: SparkCluster, provisioned_catalog: tuple[Path, Catalog],  # type: ignore[no-untyped-def]
-        kafka_bootstrap: str, schema_registry_url: str, tmp_path: Path) -> None:
+def test_backfill_on_the_cluster_then_the_live_acl(  # type: ignore[no-untyped-def]
+        spark, cluster_run: ClusterRun, kafka_bootstrap: str, schema_registry_url: str, tmp_path: Path) -> None:
     """A cluster run gives what a local one does (every record once, dense sequences, Java-parity partitions,
     poison pills dead-lettered), and its hand-off holds: the live ACL started from it reads exactly what the
     backfill did not and continues every key's sequence; `rekey verify` passes."""
-    path, catalog = provisioned_catalog
-    source = next(s.name for s in catalog.sources if s.format == "ccaas-json")
+    path, catalog, source = cluster_run.catalog_path, cluster_run.catalog, cluster_run.source
+    report = cluster_run.report
     outputs = catalog.family(FAMILY).output_topics
-    generate_to_topic(kafka_bootstrap, source, EVENTS, 12, hot_orgs=("org-acme", "org-initech"),
-                      malformed_rate=0.01, duplicate_rate=0.03, late_rate=0.05, seed=17)
-    completed_before = {app["id"] for app in (spark_cluster.master_json() or {}).get("completedapps", [])}
 
-    report = backfill_on_cluster(spark_cluster, [source], FAMILY, path, bootstrap=kafka_bootstrap,
-                                 registry_url=schema_registry_url, cwd=tmp_path)
-
-    ran = [app for app in (spark_cluster.master_json() or {}).get("completedapps", [])
-           if app["id"] not in completed_before]
-    assert [(app["name"], app["cores"]) for app in ran] == [(f"rekey-backfill-{FAMILY}", 2)]
     assert report["read"] == EVENTS
     assert report["written"] == report["events"] - report["duplicates_dropped"] > 0
     assert report["duplicates_dropped"] > 0 and sum(report["dead_lettered"].values()) > 0
