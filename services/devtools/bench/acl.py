@@ -19,7 +19,8 @@ the one-family ACL's work, each next to its rekey row, on the same events); `pas
 `bench` extra).
 A warm-up run of the 1-family ACL (backlog and a paced phase three rows' long, events of its own) goes first and is
 not reported: the broker's JVM is new with the stack and compiles as it goes (each row says how much CPU its JIT
-still took in the paced phase). The run ends with `shared` translate + route per
+still took in the paced phase); before any exactly-once row, a second one under exactly-once (the broker's
+transaction paths). The run ends with `shared` translate + route per
 event in this process, then one JSON line of the figures.
 """
 
@@ -82,6 +83,10 @@ WARMUP_EVENTS = 200_000
 WARMUP_PACED_ROUNDS = 3
 """The warm-up's paced phase lasts this many rows' paced phases: the broker's JIT compiled through one of them and
 on into the first measured row's, taking CPU from the worker it measured (docs/BENCHMARKS.md)."""
+WARMUP_EXACTLY_ONCE = "warmup_exactly_once"
+EXACTLY_ONCE_ROWS = ("rekey_exactly_once", "kafka_streams_exactly_once")
+"""The rows a second, exactly-once warm-up goes before: the first transactional row otherwise paid for the broker's
+JIT of its transaction paths (docs/BENCHMARKS.md)."""
 STEADY_AFTER_MS = 10_000
 """The steady-state latency is that of the records created this long after the paced phase began."""
 JIT_THREADS = re.compile(r"C\d CompilerThre")
@@ -572,6 +577,9 @@ def _pipelines(stack: DemoStack, workdir: Path) -> list[_Pipeline]:
         # paced phase), so whichever pipeline ran first measured that too. Both phases, like a pipeline's.
         _Pipeline(WARMUP, "warm-up (rekey ACL, 1 family; not reported)", SOURCE, first_outputs,
                   rekey("warm-up", one_family), 1, seed=41, events=WARMUP_EVENTS, paced_rounds=WARMUP_PACED_ROUNDS),
+        _Pipeline(WARMUP_EXACTLY_ONCE, "warm-up (rekey ACL, 1 family, exactly-once; not reported)", SOURCE,
+                  first_outputs, rekey("warm-up-exactly-once", {**one_family, "REKEY_PROCESSING_GUARANTEE":
+                                                                "exactly_once"}), 1, seed=49, events=WARMUP_EVENTS),
         _Pipeline("rekey_1_family", "rekey ACL, 1 family", SOURCE, first_outputs, rekey("one-family", one_family), 1,
                   seed=42),
         kafka_streams("kafka_streams", AT_LEAST_ONCE),
@@ -800,11 +808,13 @@ def run_bench(events: int, paced_seconds: float, paced_fraction: float, workdir:
                              *(f"bench.{row}.out" for row in streams_rows)], 8)
         results: list[Result] = []
         rate: float | None = None
+        warmups = (WARMUP, WARMUP_EXACTLY_ONCE) if not only or set(only) & set(EXACTLY_ONCE_ROWS) else (WARMUP,)
         for pipeline in _pipelines(stack, workdir):
-            if only and pipeline.id not in (*only, WARMUP):
+            warmup = pipeline.id in (WARMUP, WARMUP_EXACTLY_ONCE)
+            if (warmup and pipeline.id not in warmups) or (not warmup and only and pipeline.id not in only):
                 continue
             result = bench.run(pipeline, rate)
-            if pipeline.id != WARMUP:
+            if not warmup:
                 results.append(result)
                 rate = results[0].paced_rate
         bench.consumer.close()

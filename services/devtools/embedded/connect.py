@@ -364,6 +364,21 @@ class ConnectWorker:
         raise ConnectError(f"connector {name!r} not running within {timeout:.0f}s (last status {status}):\n"
                            f"{self.log_tail()}")
 
+    def connector_offsets(self, name: str) -> list[dict[str, Any]]:
+        """The source offsets the worker has flushed for connector `name` (`GET /connectors/{name}/offsets`, KIP-875):
+        one `{"partition": ..., "offset": ...}` per source partition."""
+        response = self._request("GET", f"/connectors/{name}/offsets")
+        if response.status_code != 200:
+            raise self._refused(f"offsets of connector {name!r}", response)
+        offsets: list[dict[str, Any]] = response.json().get("offsets", [])
+        return offsets
+
+    def snapshot_flushed(self, name: str) -> bool:
+        """Whether the offset flushed for Debezium's connector `name` is past its initial snapshot (marked completed,
+        or a streaming one): a worker killed before then snapshots every row again when it restarts."""
+        return any(entry["offset"].get("snapshot_completed") is True or "snapshot" not in entry["offset"]
+                   for entry in self.connector_offsets(name))
+
     def delete_connector(self, name: str) -> None:
         """Remove the connector (a no-op if it is not there). Its replication slot and publication stay in the
         database, and its offsets in the offset topic."""

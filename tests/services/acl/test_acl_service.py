@@ -164,7 +164,7 @@ def test_a_worker_fenced_again_and_again_keeps_running_and_stops_at_once(
     committed offsets inside the revocation until it took over a minute.)"""
     catalog_path, catalog = provisioned_catalog
     source = catalog.sources[0].name
-    _generate(kafka_bootstrap, source, tmp_path / "manifest.jsonl", 60000, seed=21)
+    _generate(kafka_bootstrap, source, tmp_path / "manifest.jsonl", 300000, seed=21)
     env = {**_env(catalog_path, kafka_bootstrap, schema_registry_url, tmp_path, "exactly_once"),
            "REKEY_WORKER_ID": "shared"}
     first = ServiceProcess("acl", env, tmp_path, name="acl-1")
