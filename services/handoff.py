@@ -199,8 +199,7 @@ def committed_task(config: Mapping[str, Any], topic: str, topic_partitions: int,
         watcher.close()
     if high <= tp.offset:
         return None
-    sent = _last_value(config, tp, high, wanted, "read_uncommitted", timeout)
-    if sent is None:
+    if _last_value(config, tp, high, wanted, "read_uncommitted", timeout) is None:
         return None
     return _last_value(config, tp, high, wanted, "read_committed", timeout)
 

@@ -1,10 +1,9 @@
 """Extract: the full history of a source, as one normalised DataFrame of source records.
 
 Two sources are supported:
-- a Kafka topic, read in batch with Spark's own Kafka connector from its earliest offsets (or given start
-  offsets) up to a snapshot of its end offsets taken once at the start, so a re-run reads exactly the same
-  records however much the topic has grown since (the backfill's and `rekey verify`'s Python workers read such a
-  snapshot themselves, `kafka_ranges`, and are tested against this read);
+- a Kafka topic, from its earliest offsets (or given start offsets) up to a snapshot of its end offsets taken
+  once at the start (`snapshot`), so a re-run reads exactly the same records however much the topic has grown
+  since; the Python workers read the snapshot's ranges themselves (`kafka_ranges`);
 - archived history in Parquet, Avro or JSON files (e.g. a Kafka Connect S3 export) carrying the source
   position of every record.
 
@@ -14,7 +13,6 @@ Both yield `SOURCE_COLUMNS`: topic, partition, offset, key (binary), value (bina
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 from collections.abc import Mapping
@@ -44,13 +42,6 @@ class OffsetRange:
     @property
     def records(self) -> int:
         return sum(max(0, self.end[p] - self.start.get(p, 0)) for p in self.end)
-
-    def spark_options(self) -> dict[str, str]:
-        """`startingOffsets`/`endingOffsets` JSON for the Kafka source (explicit offsets for every partition)."""
-        return {
-            "startingOffsets": json.dumps({self.topic: {str(p): o for p, o in sorted(self.start.items())}}),
-            "endingOffsets": json.dumps({self.topic: {str(p): o for p, o in sorted(self.end.items())}}),
-        }
 
     def to_json(self) -> dict[str, Any]:
         return {"topic": self.topic, "start": {str(p): o for p, o in self.start.items()},
@@ -156,28 +147,6 @@ def _jaas_options(kafka: KafkaSettings) -> str:
 
 def _secret(value: SecretStr | None) -> str:
     return value.get_secret_value() if value else ""
-
-
-def read_kafka(spark: SparkSession, kafka: KafkaSettings, offsets: OffsetRange,
-               min_partitions: int | None = None) -> DataFrame:
-    """Batch-read exactly `offsets` of a topic with Spark's Kafka connector, as `SOURCE_COLUMNS`."""
-    from pyspark.sql import functions as F
-
-    reader = (spark.read.format("kafka").options(**spark_kafka_options(kafka))
-              .option("assign", json.dumps({offsets.topic: sorted(offsets.end)}))
-              .option("includeHeaders", "true")
-              # Records of aborted transactions (a killed backfill task's, a live worker's) were never written.
-              .option("kafka.isolation.level", "read_committed")
-              .option("failOnDataLoss", "true")
-              .options(**offsets.spark_options()))
-    if min_partitions:
-        reader = reader.option("minPartitions", str(min_partitions))
-    frame = reader.load()
-    return frame.select(
-        "topic", "partition", "offset", "key", "value",
-        (F.unix_millis(F.col("timestamp"))).alias("timestamp_ms"),
-        "headers",
-    )
 
 
 def source_schema() -> Any:

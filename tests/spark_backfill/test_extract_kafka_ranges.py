@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Producer
 
+from services.settings import KafkaSettings
 from spark_backfill import transform
-from spark_backfill.extract import OffsetRange, read_kafka, snapshot
+from spark_backfill.extract import OffsetRange, snapshot, spark_kafka_options
 from spark_backfill.kafka_ranges import Split, group_splits, read_split, read_splits, splits
 
 pytestmark = pytest.mark.spark
@@ -54,10 +55,24 @@ def _fill(bootstrap: str, topic: str) -> None:
     producer.commit_transaction(30)
 
 
-def _jvm_rows(spark, bootstrap: str, offsets: OffsetRange) -> list[tuple[object, ...]]:  # type: ignore[no-untyped-def]
-    from services.settings import KafkaSettings
+def _jvm_read(spark, bootstrap: str, offsets: OffsetRange):  # type: ignore[no-untyped-def]
+    """The reference read: exactly `offsets`, read_committed, by Spark's JVM Kafka source, as `SOURCE_COLUMNS`."""
+    from pyspark.sql import functions as F
 
-    rows = read_kafka(spark, KafkaSettings(bootstrap_servers=bootstrap), offsets).collect()
+    def per_partition(where: dict[int, int]) -> str:
+        return json.dumps({offsets.topic: {str(p): o for p, o in sorted(where.items())}})
+
+    return (spark.read.format("kafka").options(**spark_kafka_options(KafkaSettings(bootstrap_servers=bootstrap)))
+            .option("assign", json.dumps({offsets.topic: sorted(offsets.end)})).option("includeHeaders", "true")
+            .option("kafka.isolation.level", "read_committed").option("failOnDataLoss", "true")
+            .option("startingOffsets", per_partition(offsets.start)).option("endingOffsets", per_partition(offsets.end))
+            .load()
+            .select("topic", "partition", "offset", "key", "value",
+                    F.unix_millis(F.col("timestamp")).alias("timestamp_ms"), "headers"))
+
+
+def _jvm_rows(spark, bootstrap: str, offsets: OffsetRange) -> list[tuple[object, ...]]:  # type: ignore[no-untyped-def]
+    rows = _jvm_read(spark, bootstrap, offsets).collect()
     return sorted((r["topic"], r["partition"], r["offset"], r["key"] and bytes(r["key"]),
                    r["value"] and bytes(r["value"]), r["timestamp_ms"],
                    {h["key"]: bytes(h["value"]) if h["value"] is not None else b"" for h in r["headers"] or ()})
@@ -98,12 +113,11 @@ def test_the_python_read_gives_the_jvm_reads_records(spark, kafka_bootstrap: str
     assert _python_rows(kafka_bootstrap, [Split(topic, 0, 3, 3)]) == []
 
     from services.catalog_files import load_catalog
-    from services.settings import KafkaSettings
 
     spec = transform.TranslateSpec(CATALOG.read_text(), str(CATALOG), load_catalog(CATALOG).default_family,
                                    {topic: "ccaas-json"})
 
-    jvm = transform.translate_source(read_kafka(spark, KafkaSettings(bootstrap_servers=kafka_bootstrap), whole),
+    jvm = transform.translate_source(_jvm_read(spark, kafka_bootstrap, whole),
                                      spec).collect()
     python = transform.translate_kafka(spark, {"bootstrap.servers": kafka_bootstrap}, [whole], spec, 4).collect()
     assert sorted(map(tuple, python)) == sorted(map(tuple, jvm))

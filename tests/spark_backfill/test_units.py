@@ -93,9 +93,7 @@ def test_split_encoder_refuses_a_schema_it_cannot_stamp() -> None:
         SplitEncoder({"type": "record", "name": "R", "fields": [{"name": "sequence", "type": ["null", "long"]}]})
 
 
-def test_offset_range_round_trip_and_spark_options() -> None:
+def test_offset_range_round_trip() -> None:
     offsets = OffsetRange("src", {0: 5, 1: 0}, {0: 10, 1: 3})
     assert OffsetRange.from_json(offsets.to_json()) == offsets
     assert offsets.records == 8
-    assert offsets.spark_options() == {"startingOffsets": '{"src": {"0": 5, "1": 0}}',
-                                       "endingOffsets": '{"src": {"0": 10, "1": 3}}'}

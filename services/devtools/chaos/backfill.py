@@ -228,8 +228,9 @@ def _backfill_faulted(env: ChaosEnv, run: ChaosRun, family: str, master: str, cl
     events.mkdir(exist_ok=True)
     conf = {**conf, "spark.eventLog.enabled": "true", "spark.eventLog.dir": events.as_uri(),
             "spark.eventLog.compress": "false"}
-    driver_port, ui_port = _free_port(), _free_port()
+    driver_port = ui_port = 0  # the cluster's executors and the driver's REST API are looked up on these
     if cluster:
+        driver_port, ui_port = _free_port(), _free_port()
         conf |= {"spark.driver.port": str(driver_port), "spark.ui.port": str(ui_port)}
     process = start_backfill(env, run.source, family, master, report, log_file, conf)
     landed: list[tuple[str, Callable[[TaskFailure], bool]]] = []
