@@ -33,6 +33,8 @@ THROUGHPUT_CONFIG: dict[str, Any] = {
 }
 POLL_EVERY = 1_000
 PROGRESS_EVERY = 10_000
+TOPIC_WAIT_SECONDS = 10.0
+"""A topic created a moment ago reaches each broker's metadata on its own time: the broker asked may not know it yet."""
 
 
 class GenerationError(RuntimeError):
@@ -125,14 +127,19 @@ def _send(producer: Any, topic: str, config: GenerationConfig, tally: _Tally,
                 progress(sent)
 
 
-def _require_topic(producer: Any, bootstrap: str, topic: str) -> None:
-    try:
-        metadata = producer.list_topics(topic, timeout=15).topics.get(topic)
-    except KafkaException as error:
-        raise GenerationError(f"cannot read metadata of topic {topic!r} from {bootstrap}: {error}") from error
-    if metadata is None or metadata.error is not None:
-        reason = metadata.error if metadata is not None else "no metadata"
-        raise GenerationError(f"topic {topic!r} is not available on {bootstrap} ({reason}): create it first")
+def _require_topic(producer: Any, bootstrap: str, topic: str, wait: float = TOPIC_WAIT_SECONDS) -> None:
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            metadata = producer.list_topics(topic, timeout=15).topics.get(topic)
+        except KafkaException as error:
+            raise GenerationError(f"cannot read metadata of topic {topic!r} from {bootstrap}: {error}") from error
+        if metadata is not None and metadata.error is None:
+            return
+        if time.monotonic() > deadline:
+            reason = metadata.error if metadata is not None else "no metadata"
+            raise GenerationError(f"topic {topic!r} is not available on {bootstrap} ({reason}): create it first")
+        time.sleep(0.2)
 
 
 class _Tally:

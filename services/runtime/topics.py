@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from confluent_kafka import KafkaError, KafkaException
@@ -86,14 +86,23 @@ def ensure_topics(admin: AdminClient, topics: Iterable[InternalTopic], timeout: 
             if error.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
                 raise
             existing.append(wanted[name])
+    # Another worker may have created an existing one a moment ago: visible first, then aligned and grown.
+    _wait_visible(admin, wanted, lambda topic: 1, timeout)
     align_configs(admin, existing, timeout)
     if grow:
         _grow(admin, existing, timeout)
+    return _wait_visible(admin, wanted, lambda topic: topic.partitions if grow else 1, timeout)
+
+
+def _wait_visible(admin: AdminClient, wanted: dict[str, InternalTopic], partitions: Callable[[InternalTopic], int],
+                  timeout: float) -> dict[str, int]:
+    """Wait until the metadata shows each of `wanted` with at least `partitions(topic)` partitions; return their
+    partition counts."""
     deadline = time.monotonic() + timeout
     while True:
         metadata = admin.list_topics(timeout=10).topics
         missing = [n for n in wanted if n not in metadata or metadata[n].error is not None
-                   or len(metadata[n].partitions) < (wanted[n].partitions if grow else 1)]
+                   or len(metadata[n].partitions) < partitions(wanted[n])]
         if not missing:
             return {name: len(metadata[name].partitions) for name in wanted}
         if time.monotonic() > deadline:
@@ -116,10 +125,9 @@ def align_configs(admin: AdminClient, topics: Iterable[InternalTopic], timeout: 
     wanted = {topic.name: topic.config for topic in topics if topic.config}
     if not wanted:
         return []
-    described = admin.describe_configs([ConfigResource(ResourceType.TOPIC, name) for name in wanted])
     changes = []
-    for resource, future in described.items():
-        current = {name: entry.value for name, entry in future.result(timeout).items()}
+    for resource, configs in _describe(admin, list(wanted), timeout).items():
+        current = {name: entry.value for name, entry in configs.items()}
         differing = {name: value for name, value in wanted[resource.name].items()
                      if not _same(name, current.get(name), value)}
         if differing:
@@ -130,6 +138,20 @@ def align_configs(admin: AdminClient, topics: Iterable[InternalTopic], timeout: 
         for future in admin.incremental_alter_configs(changes).values():
             future.result(timeout)
     return sorted(change.name for change in changes)
+
+
+def _describe(admin: AdminClient, names: list[str], timeout: float) -> dict[ConfigResource, dict[str, ConfigEntry]]:
+    """The configs of topics `names`, asked again while the broker answering does not know one yet (its
+    metadata lags the controller's for a moment after another client created it)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        described = admin.describe_configs([ConfigResource(ResourceType.TOPIC, name) for name in names])
+        try:
+            return {resource: future.result(timeout) for resource, future in described.items()}
+        except KafkaException as error:
+            if error.args[0].code() != KafkaError.UNKNOWN_TOPIC_OR_PART or time.monotonic() > deadline:
+                raise
+        time.sleep(0.2)
 
 
 def _same(name: str, current: str | None, wanted: str) -> bool:

@@ -4,12 +4,15 @@ offset holding exactly the planned record, and traffic spreads over all partitio
 from __future__ import annotations
 
 import json
+import threading
+import uuid
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from confluent_kafka.admin import NewTopic
 
 from services.generation import GenerationError, generate_to_topic
 from shared.generation import GenerationConfig, RecordKind, generate
@@ -48,6 +51,17 @@ def test_the_manifest_says_where_every_planned_record_landed(
     assert sorted(summary.partitions) == list(range(6)) and min(summary.partitions.values()) > 300
     if source_format is SourceFormat.DEBEZIUM:
         assert kinds[RecordKind.TOMBSTONE] > 0
+
+
+def test_a_topic_created_a_moment_after_the_start_is_waited_for(kafka_bootstrap: str, kafka_admin) -> None:  # type: ignore[no-untyped-def]
+    name = f"gen-late-{uuid.uuid4().hex[:8]}"
+    creator = threading.Timer(1.0, lambda: kafka_admin.create_topics([NewTopic(name, 2, 1)])[name].result(30))
+    creator.start()
+    try:
+        summary = generate_to_topic(kafka_bootstrap, name, 200, 2)
+    finally:
+        creator.join()
+    assert summary.records == 200 == len(read_topic(kafka_bootstrap, name))
 
 
 def test_a_missing_topic_is_named(kafka_bootstrap: str) -> None:
