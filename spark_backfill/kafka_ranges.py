@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from spark_backfill.extract import OffsetRange
 
 SPLIT_COLUMNS = ("topic", "partition", "start", "end")
+# Records per consume and per translated Arrow batch: `spark.sql.execution.arrow.maxRecordsPerBatch`'s size.
+READ_BATCH = 5000
 # Above a broker's longest pause (a leader change, a log roll): a read making no progress this long has failed.
 STALL_SECONDS = 120.0
 CONSUMER_SETTINGS = {

@@ -30,14 +30,12 @@ from services.settings import KafkaSettings, RegistrySettings
 from shared.avro import load_schema, wire_header
 from shared.catalog import Catalog, SourceTopic
 from shared.translation import Translation, remembers_rows
-from spark_backfill import extract, sink, transform
+from spark_backfill import extract, kafka_ranges, sink, transform
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 StageCallback = Callable[[str, float, str], None]
-# Records per consume and per translated Arrow batch: `spark.sql.execution.arrow.maxRecordsPerBatch`'s size.
-READ_BATCH = 5000
 ROW_ID_WRITE_OPTIONS = {
     # A retried task writes the same `row/` records again: compaction keeps one, the live ACL reads the last.
     "kafka.enable.idempotence": "true",
@@ -237,7 +235,7 @@ def run_backfill(spark: SparkSession, request: BackfillRequest, kafka: KafkaSett
                                        formats, request.service_version, wire=wire, registry=registry,
                                        columns=transform.backfill_columns(row_ids=cdc))
         translated = (transform.translate_source(source, spec) if source is not None else
-                      transform.translate_kafka(spark, config, snapshots, spec, READ_BATCH))
+                      transform.translate_kafka(spark, config, snapshots, spec, kafka_ranges.READ_BATCH))
         ordered = transform.for_numbering(translated, run.write_partitions, start_after)
         marks = extract.watermarks(config, handoff_topic)
         plan = sink.TaskWrite(config, run.run_id, catalog.dlq_topic, handoff_topic, len(marks),

@@ -135,8 +135,7 @@ def decode_splits(config: Mapping[str, Any], registry: RegistrySettings, partiti
         from pyspark.sql.pandas.types import to_arrow_schema
 
         from services.registry.client import SchemaRegistryClient
-        from spark_backfill.jobs.backfill import READ_BATCH
-        from spark_backfill.kafka_ranges import SPLIT_COLUMNS, Split, read_splits
+        from spark_backfill.kafka_ranges import READ_BATCH, SPLIT_COLUMNS, Split, read_splits
 
         parts = [Split(*row) for batch in batches
                  for row in zip(*(batch.column(name).to_pylist() for name in SPLIT_COLUMNS), strict=True)]
@@ -221,7 +220,8 @@ def run_verify(spark: SparkSession, request: VerifyRequest, kafka: KafkaSettings
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    from spark_backfill.jobs.backfill import READ_BATCH, _source_formats
+    from spark_backfill.jobs.backfill import _source_formats
+    from spark_backfill.kafka_ranges import READ_BATCH
 
     started = time.monotonic()
     config = kafka.librdkafka()
