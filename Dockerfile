@@ -11,7 +11,7 @@
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 
 ############################################################################################
-# build: the rekey package and its dependencies in a virtualenv, copied whole into the images.
+# build: the kafka-rekey distribution and its dependencies in a virtualenv, without Spark.
 FROM ${PYTHON_IMAGE} AS build
 
 ENV PIP_NO_CACHE_DIR=1 \
@@ -27,14 +27,19 @@ RUN python -m venv /opt/rekey/venv
 ENV PATH=/opt/rekey/venv/bin:$PATH
 
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml setup.py README.md ./
 COPY services ./services
 COPY shared ./shared
 COPY spark_backfill ./spark_backfill
+RUN pip install .
+
+############################################################################################
+# build-spark: the same virtualenv plus PySpark, for the backfill image only.
+FROM build AS build-spark
 RUN pip install ".[spark]"
 
 ############################################################################################
-# runtime: what both images share - the virtualenv, the rekey user and its writable data dir.
+# runtime: what both images share - the rekey user, its writable data dir and the catalog.
 FROM ${PYTHON_IMAGE} AS runtime
 
 ENV PYTHONUNBUFFERED=1 \
@@ -50,7 +55,6 @@ RUN groupadd --system --gid 10001 rekey \
  && install -d -o 10001 -g 10001 -m 0750 /var/lib/rekey \
  && install -d -m 0755 /etc/rekey
 
-COPY --from=build /opt/rekey/venv /opt/rekey/venv
 COPY catalog/topics.yaml /etc/rekey/catalog.yaml
 
 ############################################################################################
@@ -58,6 +62,8 @@ COPY catalog/topics.yaml /etc/rekey/catalog.yaml
 # Spark starts its pods with the arguments `driver ...` (Spark Operator, cluster mode) or `executor`;
 # any other arguments run the rekey CLI (the chart's backfill Job runs `rekey backfill ...`).
 FROM runtime AS backfill
+
+COPY --from=build-spark /opt/rekey/venv /opt/rekey/venv
 
 # Spark 4 needs Java 17+; tini reaps the JVM's children and forwards signals.
 RUN apt-get update \
@@ -83,7 +89,7 @@ RUN python -c "from pyspark.sql import SparkSession; SparkSession.builder.master
 COPY --chmod=0644 <<'EOF' /opt/rekey/rekey_cli.py
 """Spark application file running the rekey CLI, for spark-submit (e.g. the Spark Operator)."""
 
-from services.cli.main import main
+from kafka_rekey.services.cli.main import main
 
 main()
 EOF
@@ -141,6 +147,8 @@ CMD ["--help"]
 ############################################################################################
 # service (default target): the four services and the topic job. Health, readiness and metrics on 6066.
 FROM runtime AS service
+
+COPY --from=build /opt/rekey/venv /opt/rekey/venv
 
 USER 10001:10001
 WORKDIR /var/lib/rekey

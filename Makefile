@@ -3,15 +3,18 @@
 PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml setup.py devtools/pyproject.toml | sha1sum | cut -c1-12)
 PYTEST_ARGS ?=
 
 .PHONY: install system-deps demo test lint soak bench clean
 
-$(STAMP): pyproject.toml
+# Both distributions, editable: kafka-rekey (the product) and kafka-rekey-dev (devtools/: the embedded stack, chaos,
+# bench, demo) with the repository's test tools.
+$(STAMP): pyproject.toml setup.py devtools/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q -U pip
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip uninstall -q -y rekey 2>/dev/null || true
+	$(BIN)/pip install -q -e . -e './devtools[test]'
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 
 install: $(STAMP)
@@ -33,7 +36,10 @@ demo: install system-deps
 
 lint: install
 	$(BIN)/ruff check .
-	$(BIN)/mypy shared
+	@# mypy does not run the editable install's import hook: it reads the package through a view of symlinks.
+	mkdir -p .cache/typecheck/kafka_rekey
+	for folder in services shared spark_backfill; do ln -sfn ../../../$$folder .cache/typecheck/kafka_rekey/$$folder; done
+	MYPYPATH=.cache/typecheck $(BIN)/mypy -p kafka_rekey.shared
 
 test: install system-deps lint
 	$(BIN)/pytest -m "not soak" --durations=20 $(PYTEST_ARGS)

@@ -1,1 +1,1 @@
-"""rekey's runtime side: faust services, sinks, the CLI and the embedded infrastructure used by demo and tests."""
+"""rekey's deployed side: the live services (ACL, projection, sink, reconciler), their runtime and the CLI."""

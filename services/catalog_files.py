@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from shared.catalog import Catalog, parse_catalog
+from kafka_rekey.shared.catalog import Catalog, parse_catalog
 
 
 def display_path(path: Path) -> str:

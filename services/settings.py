@@ -19,7 +19,7 @@ from pydantic import Field, SecretStr, ValidationError, field_validator, model_v
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from services.observability.librdkafka import client_log_config
+from kafka_rekey.services.observability.librdkafka import client_log_config
 
 SecurityProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
 SaslMechanism = Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER", "GSSAPI"]

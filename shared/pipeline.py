@@ -17,11 +17,11 @@ from functools import partial
 
 import msgspec
 
-from shared.avro import SplitEncoder, load_schema
-from shared.catalog import Catalog, FamilyTable
-from shared.deadletter import dead_letter_headers
-from shared.routing import Route, route_in
-from shared.translation import (
+from kafka_rekey.shared.avro import SplitEncoder, load_schema
+from kafka_rekey.shared.catalog import Catalog, FamilyTable
+from kafka_rekey.shared.deadletter import dead_letter_headers
+from kafka_rekey.shared.routing import Route, route_in
+from kafka_rekey.shared.translation import (
     AvroValues,
     DomainEventDraft,
     Outcome,

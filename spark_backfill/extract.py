@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from pydantic import SecretStr
 
-from services.settings import KafkaSettings, read_properties
+from kafka_rekey.services.settings import KafkaSettings, read_properties
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
-from shared.translation import SourceRecord
+from kafka_rekey.shared.translation import SourceRecord
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from spark_backfill.extract import OffsetRange
+    from kafka_rekey.spark_backfill.extract import OffsetRange
 
 SPLIT_COLUMNS = ("topic", "partition", "start", "end")
 # Records per consume and per translated Arrow batch: `spark.sql.execution.arrow.maxRecordsPerBatch`'s size.

@@ -1,9 +1,10 @@
 """rekey's own code as one zip archive for `spark.submit.pyFiles`: what a cluster's executors import it from.
 
-The archive holds the packages `services`, `shared` and `spark_backfill` (with their data files, e.g. the Avro
-schemas) from where this process imports them, so it is built from a checkout or an installed wheel alike. Its
-name carries a hash of its content: executors and the driver's file server never serve a stale copy under the
-same name. Third-party dependencies are not in it; the executors' Python must have them (see docs/BACKFILL.md).
+The archive holds the packages `kafka_rekey.services`, `kafka_rekey.shared` and `kafka_rekey.spark_backfill` (with
+their data files, e.g. the Avro schemas) under `kafka_rekey/`, from where this process imports them, so it is built
+from a checkout or an installed wheel alike. Its name carries a hash of its content: executors and the driver's
+file server never serve a stale copy under the same name. Third-party dependencies are not in it; the executors'
+Python must have them (see docs/BACKFILL.md).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-PACKAGES = ("services", "shared", "spark_backfill")
+PACKAGES = ("kafka_rekey.services", "kafka_rekey.shared", "kafka_rekey.spark_backfill")
 # A fixed timestamp: the same sources give the same bytes, so the same name.
 _EPOCH = (1980, 1, 1, 0, 0, 0)
 
@@ -27,7 +28,7 @@ def _files() -> list[tuple[Path, str]]:
         package_dir = Path(importlib.import_module(name).__file__ or "").parent
         for path in sorted(package_dir.rglob("*")):
             if path.is_file() and "__pycache__" not in path.parts and path.suffix not in (".pyc", ".pyo"):
-                files.append((path, f"{name}/{path.relative_to(package_dir).as_posix()}"))
+                files.append((path, f"{name.replace('.', '/')}/{path.relative_to(package_dir).as_posix()}"))
     return files
 
 

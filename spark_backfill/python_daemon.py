@@ -22,8 +22,9 @@ import os
 import sys
 
 BUNDLED_DIRECTORIES = (("python", "lib"), ("jars",))
-PRELOADED = ("pyarrow", "confluent_kafka", "pyspark.worker", "shared.pipeline", "spark_backfill.transform",
-             "spark_backfill.kafka_ranges", "spark_backfill.sink")
+PRELOADED = ("pyarrow", "confluent_kafka", "pyspark.worker", "kafka_rekey.shared.pipeline",
+             "kafka_rekey.spark_backfill.transform",
+             "kafka_rekey.spark_backfill.kafka_ranges", "kafka_rekey.spark_backfill.sink")
 
 
 def without_bundled_spark(path: list[str], spark_home: str | None) -> list[str]:

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -66,7 +67,7 @@ def spark_conf(master: str | None, *, ui: bool = False, extra: Mapping[str, str]
         conf["spark.pyspark.python"] = sys.executable
         conf["spark.pyspark.driver.python"] = sys.executable
         # Python workers import pyspark from this venv, not from Spark's archives (see the module).
-        conf["spark.python.daemon.module"] = "spark_backfill.python_daemon"
+        conf["spark.python.daemon.module"] = "kafka_rekey.spark_backfill.python_daemon"
     if jars is not None:
         conf["spark.jars"] = ",".join(jars)
     conf.update(extra or {})
@@ -140,3 +141,18 @@ def parse_conf(pairs: list[str] | None) -> dict[str, str]:
             raise ValueError(f"--conf expects key=value, got {pair!r}")
         conf[key.strip()] = value
     return conf
+
+
+def read_properties(path: Path) -> dict[str, str]:
+    """A Spark properties file as spark-submit's `--properties-file` takes it: one `key value` or `key=value` per
+    line, `#` and `!` comments. A line without a value is an error naming the file and line."""
+    properties: dict[str, str] = {}
+    for number, raw in enumerate(Path(path).read_text().splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith(("#", "!")):
+            continue
+        pair = re.match(r"([^=:\s]+)\s*[=:\s]\s*(\S.*)", line)
+        if pair is None:
+            raise ValueError(f"{path}:{number}: expected `key value` or `key=value`, got {line!r}")
+        properties[pair[1]] = pair[2].strip()
+    return properties

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from spark_backfill import transform
+from kafka_rekey.spark_backfill import transform
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -82,8 +82,8 @@ def write_tasks(plan: TaskWrite) -> Callable[[Iterator[pa.RecordBatch]], Iterato
 def _write(plan: TaskWrite, partition: int, batches: Iterator[pa.RecordBatch]) -> dict[str, Any]:
     from confluent_kafka import Producer
 
-    from services.handoff import committed_task, task_key, task_partition, transactional_id
-    from shared.handoff import sequence_record
+    from kafka_rekey.services.handoff import committed_task, task_key, task_partition, transactional_id
+    from kafka_rekey.shared.handoff import sequence_record
 
     producer = Producer({**plan.config, **PRODUCER_SETTINGS,
                          "transactional.id": transactional_id(plan.run_id, partition)})

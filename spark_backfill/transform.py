@@ -24,16 +24,16 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from shared.avro import stamp_sequence
-from shared.pipeline import sequence_headers
+from kafka_rekey.shared.avro import stamp_sequence
+from kafka_rekey.shared.pipeline import sequence_headers
 
 if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
 
-    from services.settings import RegistrySettings
-    from shared.translation import SourceRecord, Translation
-    from spark_backfill.extract import OffsetRange
+    from kafka_rekey.services.settings import RegistrySettings
+    from kafka_rekey.shared.translation import SourceRecord, Translation
+    from kafka_rekey.spark_backfill.extract import OffsetRange
 
 EVENT, SKIP, POISON, DUPLICATE = "event", "skip", "poison", "duplicate"
 SERVICE = "backfill"
@@ -110,8 +110,8 @@ _WORKER_STATE: dict[str, Any] = {}
 def _pipeline(spec: TranslateSpec) -> Any:
     pipeline = _WORKER_STATE.get(spec.cache_key)
     if pipeline is None:
-        from shared.catalog import parse_catalog
-        from shared.pipeline import RecordPipeline
+        from kafka_rekey.shared.catalog import parse_catalog
+        from kafka_rekey.shared.pipeline import RecordPipeline
 
         catalog = parse_catalog(spec.catalog_text, spec.catalog_source)
         pipeline = _WORKER_STATE[spec.cache_key] = RecordPipeline(catalog, SERVICE, spec.service_version,
@@ -122,8 +122,8 @@ def _pipeline(spec: TranslateSpec) -> Any:
 def _avro_values(spec: TranslateSpec) -> Any:
     if spec.registry is None:
         return None
-    from services.registry.client import SchemaRegistryClient
-    from shared.translation import AvroValues
+    from kafka_rekey.services.registry.client import SchemaRegistryClient
+    from kafka_rekey.shared.translation import AvroValues
 
     return AvroValues(SchemaRegistryClient(spec.registry).writer_schema_text)
 
@@ -135,7 +135,7 @@ class _Translator:
     def __init__(self, spec: TranslateSpec) -> None:
         from pyspark.sql.pandas.types import to_arrow_schema
 
-        from shared.translation import RememberedRows, remembers_rows
+        from kafka_rekey.shared.translation import RememberedRows, remembers_rows
 
         self.spec = spec
         pipeline = _pipeline(spec)
@@ -152,8 +152,8 @@ class _Translator:
     def batch(self, records: Sequence[SourceRecord]) -> pa.RecordBatch:
         import pyarrow as pa
 
-        from shared.pipeline import DeadLetter, Routed
-        from shared.translation import ids_to_remember
+        from kafka_rekey.shared.pipeline import DeadLetter, Routed
+        from kafka_rekey.shared.translation import ids_to_remember
 
         spec, remembering, processors = self.spec, self.remembering, self.processors
         count = len(records)
@@ -195,7 +195,7 @@ def translate_batches(spec: TranslateSpec) -> Callable[[Iterator[pa.RecordBatch]
     """The `mapInArrow` function over source rows (`extract.SOURCE_COLUMNS`): one translated row per source row."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from shared.translation import SourceRecord
+        from kafka_rekey.shared.translation import SourceRecord
 
         translator = _Translator(spec)
         for batch in batches:
@@ -215,7 +215,7 @@ def translate_splits(spec: TranslateSpec, config: Mapping[str, Any],
     confluent-kafka in this worker and translated, `batch_size` records per output batch."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from spark_backfill.kafka_ranges import Split, read_split
+        from kafka_rekey.spark_backfill.kafka_ranges import Split, read_split
 
         translator = _Translator(spec)
         for batch in batches:
@@ -243,8 +243,8 @@ def translate_kafka(spark: SparkSession, config: Mapping[str, Any], ranges: Sequ
     """Every record of the topics' `ranges`, read in the Python workers (`kafka_ranges`) and translated as
     `translate_source` translates. A partition is cut into chunks for the cores unless a source remembers rows
     (its changes must be read in order by one task)."""
-    from shared.translation import remembers_rows
-    from spark_backfill.kafka_ranges import splits, splits_frame
+    from kafka_rekey.shared.translation import remembers_rows
+    from kafka_rekey.spark_backfill.kafka_ranges import splits, splits_frame
 
     whole = any(remembers_rows(translation) for translation in spec.formats.values())
     parts = splits(ranges, spark.sparkContext.defaultParallelism, whole_partitions=whole)
@@ -436,7 +436,7 @@ def _checkpoint_rows(frame: DataFrame, columns: tuple[str, ...], record: Callabl
 def checkpoint_row_rows(row_ids: DataFrame, checkpoint_topic: str) -> DataFrame:
     """`shared.handoff.row_record` of every (src_topic, row_key, org_id, interaction_id) (`last_row_ids`), as
     Kafka sink rows."""
-    from shared.handoff import row_record
+    from kafka_rekey.shared.handoff import row_record
 
     return _checkpoint_rows(row_ids, ("src_topic", "row_key", "org_id", "interaction_id"), row_record,
                             checkpoint_topic)

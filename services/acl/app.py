@@ -13,22 +13,22 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from services.acl.sequence import SequenceStage
-from services.acl.translate import TranslateStage, remembering_sources
-from services.catalog_files import load_catalog
-from services.handoff import HandoffSequences
-from services.registry.client import SchemaRegistryClient
-from services.registry.memory import SchemaIdMemory
-from services.registry.serde import AvroSerde
-from services.runtime.metrics import TopOrgs
-from services.runtime.processor import Processor
-from services.runtime.settings import RuntimeSettings
-from services.runtime.topics import InternalTopic
-from services.runtime.worker import Worker
-from shared.avro import load_schema, wire_header
-from shared.catalog import Catalog
-from shared.pipeline import RecordPipeline
-from shared.translation import AvroValues
+from kafka_rekey.services.acl.sequence import SequenceStage
+from kafka_rekey.services.acl.translate import TranslateStage, remembering_sources
+from kafka_rekey.services.catalog_files import load_catalog
+from kafka_rekey.services.handoff import HandoffSequences
+from kafka_rekey.services.registry.client import SchemaRegistryClient
+from kafka_rekey.services.registry.memory import SchemaIdMemory
+from kafka_rekey.services.registry.serde import AvroSerde
+from kafka_rekey.services.runtime.metrics import TopOrgs
+from kafka_rekey.services.runtime.processor import Processor
+from kafka_rekey.services.runtime.settings import RuntimeSettings
+from kafka_rekey.services.runtime.topics import InternalTopic
+from kafka_rekey.services.runtime.worker import Worker
+from kafka_rekey.shared.avro import load_schema, wire_header
+from kafka_rekey.shared.catalog import Catalog
+from kafka_rekey.shared.pipeline import RecordPipeline
+from kafka_rekey.shared.translation import AvroValues
 
 SERVICE = "acl"
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import msgspec
 
-from services.runtime.state import encode_grouped
-from shared.pipeline import DomainRecord
+from kafka_rekey.services.runtime.state import encode_grouped
+from kafka_rekey.shared.pipeline import DomainRecord
 
 
 class Envelope(msgspec.Struct, array_like=True, frozen=True):

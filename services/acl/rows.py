@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from services.runtime.processor import TableLookup, TableSpec
-from services.runtime.topics import changelog_config
-from shared.translation import DomainEventDraft, RowIds, SourceRecord, ids_to_remember, row_key
+from kafka_rekey.services.runtime.processor import TableLookup, TableSpec
+from kafka_rekey.services.runtime.topics import changelog_config
+from kafka_rekey.shared.translation import DomainEventDraft, RowIds, SourceRecord, ids_to_remember, row_key
 
 NEW_ROW_OPS = frozenset({"c", "r"})
 RECENT_ROWS = 16_384

@@ -19,17 +19,24 @@ from collections.abc import Sequence
 from confluent_kafka import Message
 from prometheus_client import Counter
 
-from services.acl.envelope import decode_envelopes
-from services.handoff import HandoffSequences
-from services.runtime.metrics import SKIPPED
-from services.runtime.processor import Outputs, TableLookup, TableSpec
-from services.runtime.state import Table
-from services.runtime.topics import changelog_config, expiring_changelog_config
-from shared.avro import stamp_sequence
-from shared.handoff import sequence_key
-from shared.pipeline import sequence_headers
-from shared.sequencing import Duplicate, SeenEntry, sequence_step
-from shared.sequencing.horizon import DAY_MS, KeyState, continued_from, forgotten_key, is_forgotten_record, is_idle
+from kafka_rekey.services.acl.envelope import decode_envelopes
+from kafka_rekey.services.handoff import HandoffSequences
+from kafka_rekey.services.runtime.metrics import SKIPPED
+from kafka_rekey.services.runtime.processor import Outputs, TableLookup, TableSpec
+from kafka_rekey.services.runtime.state import Table
+from kafka_rekey.services.runtime.topics import changelog_config, expiring_changelog_config
+from kafka_rekey.shared.avro import stamp_sequence
+from kafka_rekey.shared.handoff import sequence_key
+from kafka_rekey.shared.pipeline import sequence_headers
+from kafka_rekey.shared.sequencing import Duplicate, SeenEntry, sequence_step
+from kafka_rekey.shared.sequencing.horizon import (
+    DAY_MS,
+    KeyState,
+    continued_from,
+    forgotten_key,
+    is_forgotten_record,
+    is_idle,
+)
 
 SEQUENCES, SEEN = "sequences", "seen"
 FORGOTTEN = Counter("rekey_sequences_forgotten_total", "Output keys forgotten by the sequences horizon.", ["service"])

@@ -11,14 +11,14 @@ from collections.abc import Mapping, Sequence
 
 from confluent_kafka import Message
 
-from services.acl.envelope import Envelope, encode_envelopes
-from services.acl.rows import RowTables
-from services.runtime.metrics import DEAD_LETTERED, SKIPPED, TopOrgs
-from services.runtime.processor import Outputs, TableLookup, TableSpec
-from shared.catalog import Catalog
-from shared.partitioning import key_partition
-from shared.pipeline import DeadLetter, RecordPipeline, Routed
-from shared.translation import RowIds, SourceRecord, remembers_rows
+from kafka_rekey.services.acl.envelope import Envelope, encode_envelopes
+from kafka_rekey.services.acl.rows import RowTables
+from kafka_rekey.services.runtime.metrics import DEAD_LETTERED, SKIPPED, TopOrgs
+from kafka_rekey.services.runtime.processor import Outputs, TableLookup, TableSpec
+from kafka_rekey.shared.catalog import Catalog
+from kafka_rekey.shared.partitioning import key_partition
+from kafka_rekey.shared.pipeline import DeadLetter, RecordPipeline, Routed
+from kafka_rekey.shared.translation import RowIds, SourceRecord, remembers_rows
 
 
 def remembering_sources(catalog: Catalog) -> tuple[str, ...]:

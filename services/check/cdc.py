@@ -8,13 +8,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from services.kafka.reading import iter_topic
-from services.registry.client import SchemaRegistryClient
-from services.registry.serde import AvroSerde
-from services.settings import KafkaSettings, RegistrySettings
-from shared.avro import load_schema
-from shared.catalog import Catalog
-from shared.checking.cdc import CdcEvent, CdcReport, RowChange, check_cdc, read_manifest
+from kafka_rekey.services.kafka.reading import iter_topic
+from kafka_rekey.services.registry.client import SchemaRegistryClient
+from kafka_rekey.services.registry.serde import AvroSerde
+from kafka_rekey.services.settings import KafkaSettings, RegistrySettings
+from kafka_rekey.shared.avro import load_schema
+from kafka_rekey.shared.catalog import Catalog
+from kafka_rekey.shared.checking.cdc import CdcEvent, CdcReport, RowChange, check_cdc, read_manifest
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
-from services.kafka.offsets import committed_offsets
+from kafka_rekey.services.kafka.offsets import committed_offsets
 
 TopicPartitionKey = tuple[str, int]
 

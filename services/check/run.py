@@ -6,13 +6,13 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from services.kafka.reading import iter_topic
-from services.registry.client import SchemaRegistryClient
-from services.registry.serde import AvroSerde
-from services.settings import KafkaSettings, RegistrySettings
-from shared.avro import load_schema
-from shared.catalog import Catalog
-from shared.checking import CheckReport, OutputRecord, check_outputs
+from kafka_rekey.services.kafka.reading import iter_topic
+from kafka_rekey.services.registry.client import SchemaRegistryClient
+from kafka_rekey.services.registry.serde import AvroSerde
+from kafka_rekey.services.settings import KafkaSettings, RegistrySettings
+from kafka_rekey.shared.avro import load_schema
+from kafka_rekey.shared.catalog import Catalog
+from kafka_rekey.shared.checking import CheckReport, OutputRecord, check_outputs
 
 
 def manifest_expectations(manifest: Path, source_topic: str) -> tuple[set[str], set[str]]:

@@ -1,4 +1,4 @@
-"""`rekey backfill`, `rekey verify` and `rekey bench backfill`: the PySpark history jobs (spark_backfill/)."""
+"""`rekey backfill`, `rekey verify` and `rekey pyfiles`: the PySpark history jobs (spark_backfill/)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Annotated
 
 import typer
 
-from services.cli.catalog_options import BootstrapOption, CatalogOption, kafka_settings
-from services.cli.console import Output, OutputOption, make_console, print_json
-from services.cli.errors import ExitCode, user_errors
+from kafka_rekey.services.cli.catalog_options import BootstrapOption, CatalogOption, kafka_settings
+from kafka_rekey.services.cli.errors import ExitCode, user_errors
+from kafka_rekey.services.console import Output, OutputOption, make_console, print_json
 
 MasterOption = Annotated[str | None, typer.Option(
     "--master", help="Spark master: local[*] by default; spark://HOST:7077 (a standalone cluster, e.g. `rekey spark "
@@ -18,22 +18,20 @@ MasterOption = Annotated[str | None, typer.Option(
 ConfOption = Annotated[list[str] | None, typer.Option("--conf", help="Extra Spark property key=value (repeatable).")]
 
 
-def _session_options(master: str | None, conf: list[str] | None) -> tuple[dict[str, str], list[str] | None]:
-    """The Spark properties and connector jars of a job: on the embedded cluster (`rekey spark start`) what it
-    needs from this checkout, with `--conf` pairs winning; elsewhere the `--conf` pairs and, in a checkout, the
-    connector's cached jars."""
-    from services.devtools.embedded.spark import cluster_for, dev_connector_jars
-    from spark_backfill.session import parse_conf
+PropertiesOption = Annotated[Path | None, typer.Option(
+    "--properties-file", metavar="<file>", exists=True, dir_okay=False,
+    help="Spark properties file (`key value` or `key=value` lines, as spark-submit reads it); --conf wins.")]
 
-    given = parse_conf(conf)
-    cluster = cluster_for(master)
-    if cluster is not None:
-        return {**cluster.session_conf(), **given}, None
-    return given, dev_connector_jars()
+
+def _session_options(properties_file: Path | None, conf: list[str] | None) -> dict[str, str]:
+    """The Spark properties of a job: the properties file's, then the `--conf` pairs."""
+    from kafka_rekey.spark_backfill.session import parse_conf, read_properties
+
+    return {**(read_properties(properties_file) if properties_file else {}), **parse_conf(conf)}
 
 
 def _family_of(catalog_path: Path, family: str | None, target: str | None) -> str:
-    from services.catalog_files import load_catalog
+    from kafka_rekey.services.catalog_files import load_catalog
 
     if family:
         return family
@@ -61,6 +59,7 @@ def backfill(
         "--manifest-topic", help="Hand-off checkpoint topic (default: the catalog's checkpoint topic).")] = None,
     master: MasterOption = None,
     conf: ConfOption = None,
+    properties_file: PropertiesOption = None,
     from_files: Annotated[str | None, typer.Option("--from-files", help="Archived history instead of the topic.")]
     = None,
     file_format: Annotated[str, typer.Option("--file-format", help="parquet | json | avro (with --from-files).")]
@@ -79,16 +78,16 @@ def backfill(
     """Republish a source's full history into a family's versioned topics and write the live hand-off."""
     from rich.table import Table
 
-    from services.settings import RegistrySettings, ServiceSettings
-    from spark_backfill.jobs.backfill import BackfillRequest, run_backfill
-    from spark_backfill.session import build_session
+    from kafka_rekey.services.settings import RegistrySettings, ServiceSettings
+    from kafka_rekey.spark_backfill.jobs.backfill import BackfillRequest, run_backfill
+    from kafka_rekey.spark_backfill.session import build_session
 
     with user_errors():
         settings = ServiceSettings()
         catalog_path = catalog or settings.catalog_path
         family = _family_of(catalog_path, target_family, target)
-        spark_conf, jars = _session_options(master, conf)
-        spark = build_session(f"rekey-backfill-{family}", master, ui=ui, conf=spark_conf, jars=jars)
+        spark = build_session(f"rekey-backfill-{family}", master, ui=ui,
+                              conf=_session_options(properties_file, conf))
         request = BackfillRequest(
             sources=source, family=family, catalog_path=catalog_path, checkpoint_topic=manifest_topic,
             from_files=from_files, file_format=file_format, source_format=source_format,
@@ -137,16 +136,17 @@ def verify(
     report: Annotated[Path | None, typer.Option("--report", help="Also write the report as JSON here.")] = None,
     master: MasterOption = None,
     conf: ConfOption = None,
+    properties_file: PropertiesOption = None,
     bootstrap_servers: BootstrapOption = None,
     output: OutputOption = Output.table,
 ) -> None:
     """Compare source and target per org and event-time window (counts, SHA1 checksums) and check every key:
     dense sequences from 1, no duplicate, every record on its Java-parity partition. Exits 3 on any mismatch."""
-    from services.catalog_files import load_catalog
-    from services.settings import RegistrySettings, ServiceSettings
-    from shared.durations import parse_duration_ms
-    from spark_backfill.jobs.verify import VerifyRequest, render, run_verify
-    from spark_backfill.session import build_session
+    from kafka_rekey.services.catalog_files import load_catalog
+    from kafka_rekey.services.settings import RegistrySettings, ServiceSettings
+    from kafka_rekey.shared.durations import parse_duration_ms
+    from kafka_rekey.spark_backfill.jobs.verify import VerifyRequest, render, run_verify
+    from kafka_rekey.spark_backfill.session import build_session
 
     with user_errors():  # arguments and catalog are checked before a Spark JVM starts
         settings = ServiceSettings()
@@ -157,8 +157,7 @@ def verify(
                                 live_group=live_group, source_format=source_format,
                                 allow_redeliveries=allow_redeliveries)
         kafka = kafka_settings(bootstrap_servers)
-        spark_conf, jars = _session_options(master, conf)
-        spark = build_session("rekey-verify", master, conf=spark_conf, jars=jars)
+        spark = build_session("rekey-verify", master, conf=_session_options(properties_file, conf))
         result = run_verify(spark, request, kafka, RegistrySettings())
     if report is not None:
         report.write_text(json.dumps(result.to_json(), indent=2))
@@ -173,42 +172,16 @@ def verify(
         raise typer.Exit(ExitCode.PROBLEM_FOUND)
 
 
-def bench_backfill(
-    events: Annotated[int, typer.Option("--events", help="Source records to generate and backfill.")] = 1_000_000,
-    orgs: Annotated[int, typer.Option("--orgs", help="Tenant orgs of the generated traffic.")] = 500,
-    master: MasterOption = "local[*]",
-    results: Annotated[Path | None, typer.Option(
-        "--results", help="Markdown file to record the figures in, e.g. docs/BENCHMARKS.md (its own section is "
-        "replaced); nothing is written without it.")] = None,
-    cluster: Annotated[str | None, typer.Option(
-        "--cluster", help="A standalone master (spark://..., e.g. `rekey spark start`'s): the Spark job runs there "
-        "too, after the local run, and its records/s join the table.")] = None,
-    conf: ConfOption = None,
-    scale_events: Annotated[int, typer.Option(
-        "--scale-events", help="Then top the source up to this many records (e.g. 10000000) and backfill them all in "
-        "a process of its own with --scale-memory per JVM: its time, every process's peak RSS and the disk Spark "
-        "spilled to. 0: not run.")] = 0,
-    scale_memory: Annotated[str, typer.Option("--scale-memory", help="JVM memory of the --scale-events run.")] = "1g",
-    bootstrap_servers: BootstrapOption = None,
+def pyfiles(
+    out: Annotated[Path, typer.Option("--out", help="Directory to write the archive into.")] = Path("dist"),
 ) -> None:
-    """Events/s of the Spark backfill vs a single-process confluent-kafka copy of the same topic, and CPU per record
-    of both and of the live ACL over the same records, same run."""
-    from services.settings import RegistrySettings
-    from spark_backfill.bench import run_bench
-    from spark_backfill.session import parse_conf
+    """Build rekey's code as one zip for `--conf spark.submit.pyFiles=...` on a cluster; prints its path."""
+    from kafka_rekey.spark_backfill.pyfiles import build_archive
 
-    console = make_console()
-    with user_errors():
-        outcome = run_bench(events=events, orgs=orgs, master=master,
-                            kafka=kafka_settings(bootstrap_servers), registry=RegistrySettings(), console=console,
-                            results=results, cluster=cluster, conf=parse_conf(conf), scale_events=scale_events,
-                            scale_memory=scale_memory)
-    console.print(outcome.table())
+    typer.echo(build_archive(out))
 
 
 def register(app: typer.Typer) -> None:
-    from services.cli.bench import bench_app
-
     app.command(name="backfill")(backfill)
     app.command(name="verify")(verify)
-    bench_app.command(name="backfill")(bench_backfill)  # `rekey bench backfill`, in the shared bench group
+    app.command(name="pyfiles")(pyfiles)

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from services.settings import KafkaSettings
-    from shared.catalog import Catalog
+    from kafka_rekey.services.settings import KafkaSettings
+    from kafka_rekey.shared.catalog import Catalog
 
 CatalogOption = Annotated[
     Path | None,
@@ -23,15 +23,15 @@ BootstrapOption = Annotated[
 
 
 def open_catalog(path: Path | None) -> Catalog:
-    from services.catalog_files import load_catalog
-    from services.settings import ServiceSettings
+    from kafka_rekey.services.catalog_files import load_catalog
+    from kafka_rekey.services.settings import ServiceSettings
 
     return load_catalog(path or ServiceSettings().catalog_path)
 
 
 def kafka_settings(bootstrap_servers: str | None) -> KafkaSettings:
     """`REKEY_KAFKA_*` settings, with the bootstrap servers replaced when given on the command line."""
-    from services.settings import KafkaSettings
+    from kafka_rekey.services.settings import KafkaSettings
 
     settings = KafkaSettings()
     if bootstrap_servers:

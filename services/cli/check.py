@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from services.cli.catalog_options import BootstrapOption, CatalogOption, kafka_settings, open_catalog
-from services.cli.console import Output, OutputOption, make_console, print_json
-from services.cli.errors import ExitCode, user_errors
+from kafka_rekey.services.cli.catalog_options import BootstrapOption, CatalogOption, kafka_settings, open_catalog
+from kafka_rekey.services.cli.errors import ExitCode, user_errors
+from kafka_rekey.services.console import Output, OutputOption, make_console, print_json
 
 
 def check(
@@ -29,14 +29,14 @@ def check(
     from rich.progress import Progress, SpinnerColumn, TextColumn
     from rich.table import Table
 
-    from services.settings import RegistrySettings
+    from kafka_rekey.services.settings import RegistrySettings
 
     console = make_console(stderr=output is Output.json)  # progress must not mix with the JSON on stdout
     with user_errors():
         loaded = open_catalog(catalog)
         kafka = kafka_settings(bootstrap_servers)
         if group is not None:
-            from services.check.drain import wait_drained
+            from kafka_rekey.services.check.drain import wait_drained
 
             with console.status(f"waiting for group {group} to drain ..."):
                 drained = wait_drained(kafka.librdkafka(), group,
@@ -45,7 +45,7 @@ def check(
         with Progress(SpinnerColumn(), TextColumn("{task.description} {task.completed:,} records"),
                       console=console, transient=True) as bar:
             task = bar.add_task("reading outputs")
-            from services.check.run import run_check  # the check's readers: loaded only by this command
+            from kafka_rekey.services.check.run import run_check  # the check's readers: loaded only by this command
             report = run_check(kafka, RegistrySettings(), loaded, family, manifest, source,
                                progress=lambda n: bar.advance(task, n))
     violations = report.violations(exactly_once)

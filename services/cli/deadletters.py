@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from services.cli.catalog_options import BootstrapOption, CatalogOption, kafka_settings, open_catalog
-from services.cli.console import Output, OutputOption, make_console, print_json
-from services.cli.errors import user_errors
+from kafka_rekey.services.cli.catalog_options import BootstrapOption, CatalogOption, kafka_settings, open_catalog
+from kafka_rekey.services.cli.errors import user_errors
+from kafka_rekey.services.console import Output, OutputOption, make_console, print_json
 
 if TYPE_CHECKING:
-    from shared.redrive import Selection
+    from kafka_rekey.shared.redrive import Selection
 
 deadletters_app = typer.Typer(help="Inspect the dead-letter topic and redrive dead letters that translate now.",
                               no_args_is_help=True)
@@ -26,8 +26,8 @@ UntilOption = Annotated[str | None, typer.Option("--until", help="Only those dea
 
 
 def _selection(reason: str | None, source: str | None, since: str | None, until: str | None) -> Selection:
-    from shared.durations import parse_instant
-    from shared.redrive import Selection
+    from kafka_rekey.shared.durations import parse_instant
+    from kafka_rekey.shared.redrive import Selection
 
     since_ms = None if since is None else parse_instant(since, "--since")
     until_ms = None if until is None else parse_instant(until, "--until")
@@ -45,7 +45,7 @@ def list_(
     """Dead letters counted by reason, source topic and hour."""
     from rich.table import Table
 
-    from services.deadletters.inspect import count_dead_letters
+    from kafka_rekey.services.deadletters.inspect import count_dead_letters
 
     console = make_console(stderr=output is Output.json)
     with user_errors():
@@ -79,10 +79,10 @@ def show(
     it can be (JSON, Avro through the registry, text, else base64)."""
     import json
 
-    from services.deadletters.inspect import show_dead_letters
-    from services.registry.client import SchemaRegistryClient
-    from services.settings import RegistrySettings
-    from shared.translation import AvroValues
+    from kafka_rekey.services.deadletters.inspect import show_dead_letters
+    from kafka_rekey.services.registry.client import SchemaRegistryClient
+    from kafka_rekey.services.settings import RegistrySettings
+    from kafka_rekey.shared.translation import AvroValues
 
     with user_errors():
         selection = _selection(reason, source, since, until)
@@ -107,7 +107,7 @@ def redrive(
     new reason. Dead letters redriven before are not sent again (the catalog's redrive topic remembers them)."""
     from rich.table import Table
 
-    from services.deadletters.redrive import redrive as run_redrive
+    from kafka_rekey.services.deadletters.redrive import redrive as run_redrive
 
     console = make_console(stderr=output is Output.json)
     with user_errors():

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import typer
 
-from services.cli.console import make_console
+from kafka_rekey.services.console import make_console
 
 
 class ExitCode(enum.IntEnum):
@@ -19,6 +19,11 @@ class ExitCode(enum.IntEnum):
     FAILED = 1  # what was asked could not be done: Kafka or the registry out of reach or refusing, a run failed
     USAGE = 2  # a bad argument, option, setting, catalog or file (click's own usage errors exit 2 as well)
     PROBLEM_FOUND = 3  # a check, verification or status ran to its end and found a problem
+
+
+class CommandError(RuntimeError):
+    """An error whose message is meant for the user as it is (a missing tool, a port in use): `user_errors` shows
+    it in one line with the command's exit code. Tooling that plugs commands into `rekey` raises subclasses."""
 
 
 # The exception types are imported when an error is being handled, not when the CLI starts: pydantic and the
@@ -36,8 +41,8 @@ def infrastructure_errors() -> Iterator[None]:
     try:
         yield
     except Exception as error:
-        from services.kafka.errors import KafkaUnreachable
-        from services.registry.errors import RegistryUnavailable
+        from kafka_rekey.services.kafka.errors import KafkaUnreachable
+        from kafka_rekey.services.registry.errors import RegistryUnavailable
 
         if isinstance(error, KafkaUnreachable | RegistryUnavailable):
             raise _fail(error, ExitCode.FAILED) from error
@@ -52,7 +57,7 @@ def settings_errors() -> Iterator[None]:
     except ValueError as error:
         from pydantic import ValidationError
 
-        from services.settings import MissingSetting, describe_invalid_settings
+        from kafka_rekey.services.settings import MissingSetting, describe_invalid_settings
 
         if isinstance(error, ValidationError):
             raise _fail(error, ExitCode.USAGE, describe_invalid_settings(error)) from error
@@ -83,9 +88,7 @@ def user_errors(exit_code: int = ExitCode.USAGE) -> Iterator[None]:
         except Exception as error:
             from confluent_kafka import KafkaError, KafkaException
 
-            from services.devtools.embedded.errors import EmbeddedInfraError
-
-            if isinstance(error, EmbeddedInfraError):
+            if isinstance(error, CommandError):
                 raise _fail(error, exit_code) from error
             if isinstance(error, KafkaException) and error.args and error.args[0].code() in (
                     KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError.TOPIC_AUTHORIZATION_FAILED,

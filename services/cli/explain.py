@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from services.cli.catalog_options import CatalogOption, open_catalog
-from services.cli.errors import user_errors
+from kafka_rekey.services.cli.catalog_options import CatalogOption, open_catalog
+from kafka_rekey.services.cli.errors import user_errors
 
 
 def explain(
@@ -22,7 +22,7 @@ def explain(
     """Print the topic, key, partition, tier, salt bucket, key strategy and deciding catalog version (JSON)."""
     import msgspec
 
-    from shared.routing import route
+    from kafka_rekey.shared.routing import route
 
     with user_errors():
         catalog = open_catalog(catalog_path)

@@ -7,15 +7,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from services.cli.catalog_options import BootstrapOption, kafka_settings
-from services.cli.console import Output, OutputOption, make_console, print_json
-from services.cli.errors import user_errors
-from shared.source_formats import SourceFormat
+from kafka_rekey.services.cli.catalog_options import BootstrapOption, kafka_settings
+from kafka_rekey.services.cli.errors import user_errors
+from kafka_rekey.services.console import Output, OutputOption, make_console, print_json
+from kafka_rekey.shared.source_formats import SourceFormat
 
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from services.generation import GenerationSummary
+    from kafka_rekey.services.generation import GenerationSummary
 
 
 def generate(
@@ -37,7 +37,7 @@ def generate(
     """Generate interaction lifecycles of Zipf-sized tenants, with late events, duplicates and poison pills."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from services.generation import GenerationError, generate_to_topic
+    from kafka_rekey.services.generation import GenerationError, generate_to_topic
 
     console = make_console(stderr=output is Output.json)
     settings = kafka_settings(bootstrap_servers)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from shared.partitioning import murmur2, partition_for
+from kafka_rekey.shared.partitioning import murmur2, partition_for
 
 
 def partition(

@@ -7,15 +7,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from services.cli.catalog_options import BootstrapOption, kafka_settings
-from services.cli.console import Output, OutputOption, make_console, print_json
-from services.cli.errors import user_errors
+from kafka_rekey.services.cli.catalog_options import BootstrapOption, kafka_settings
+from kafka_rekey.services.cli.errors import user_errors
+from kafka_rekey.services.console import Output, OutputOption, make_console, print_json
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
-    from shared.planning import SampleRow, SkewReport
+    from kafka_rekey.shared.planning import SampleRow, SkewReport
 
 
 def _duration(seconds: float | None) -> str:
@@ -30,8 +30,8 @@ def _duration(seconds: float | None) -> str:
 def _topic_rows(topic: str, size: int, bootstrap: str | None, console: Console) -> list[SampleRow]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from services.kafka.sampling import sample_keys  # loaded only when sampling a topic
-    from shared.planning import rows_from_keys
+    from kafka_rekey.services.kafka.sampling import sample_keys  # loaded only when sampling a topic
+    from kafka_rekey.shared.planning import rows_from_keys
 
     config = kafka_settings(bootstrap).librdkafka()
     columns = (TextColumn("sampling {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
@@ -112,7 +112,7 @@ def plan(
     For each strategy: per-partition rate, max and P95, lag growth and drain time at the consumer capacity, and
     the ordering it keeps. Writes plan.json and partition_rates.png to --out and prints a table.
     """
-    from shared.planning import SimulationParams, parse_sample, simulate
+    from kafka_rekey.shared.planning import SimulationParams, parse_sample, simulate
 
     console = make_console(stderr=output is Output.json)
     with user_errors():
@@ -128,10 +128,10 @@ def plan(
             peak_rate=peak_rate, partitions=partitions, consumer_capacity=consumer_capacity,
             salt_buckets=salt_buckets, peak_duration_s=peak_duration, offpeak_ratio=offpeak_ratio,
         ))
-        from services.planning.outputs import write_outputs  # matplotlib: loaded only by this command
+        from kafka_rekey.services.planning.outputs import write_outputs  # matplotlib: loaded only by this command
         report_path, chart_path = write_outputs(report, out)
     if output is Output.json:
-        from services.planning.outputs import report_dict
+        from kafka_rekey.services.planning.outputs import report_dict
 
         print_json(report_dict(report))
         return

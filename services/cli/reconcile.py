@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from services.cli.catalog_options import BootstrapOption, kafka_settings
-from services.cli.console import Output, OutputOption, make_console, print_json
-from services.cli.errors import ExitCode, user_errors
+from kafka_rekey.services.cli.catalog_options import BootstrapOption, kafka_settings
+from kafka_rekey.services.cli.errors import ExitCode, user_errors
+from kafka_rekey.services.console import Output, OutputOption, make_console, print_json
 
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from services.reconciliation.reconciler import Report
+    from kafka_rekey.services.reconciliation.reconciler import Report
 
 
 def _when(value: str | None, option: str) -> int | None:
@@ -69,11 +69,11 @@ def reconcile(
     """Audit per org and event-time window (counts + SHA-1 over sorted key fields): source topic vs domain
     topic, domain topic vs sink (history + corrections), sink history vs sink table. Exit 3 when a mismatch is
     left unrepaired."""
-    from services.reconciliation.settings import ReconcileOptions, ReconcilerSettings
-    from services.reconciliation.topics import TopicReadError
-    from services.sink.settings import SinkOptions
-    from services.sink.store import SinkStoreError
-    from shared.durations import parse_duration_ms
+    from kafka_rekey.services.reconciliation.settings import ReconcileOptions, ReconcilerSettings
+    from kafka_rekey.services.reconciliation.topics import TopicReadError
+    from kafka_rekey.services.sink.settings import SinkOptions
+    from kafka_rekey.services.sink.store import SinkStoreError
+    from kafka_rekey.shared.durations import parse_duration_ms
 
     _console = make_console(stderr=output is Output.json)
     with user_errors():
@@ -85,7 +85,7 @@ def reconcile(
             sink=SinkOptions(**{k: v for k, v in sink.items() if v is not None}),
             reconcile=ReconcileOptions(emit=emit, **{k: v for k, v in audit.items() if v is not None}),
         )
-        from services.reconciliation.service import build_reconciler
+        from kafka_rekey.services.reconciliation.service import build_reconciler
 
         try:
             reconciler = build_reconciler(settings)

@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from services.cli.catalog_options import BootstrapOption, CatalogOption, kafka_settings, open_catalog
-from services.cli.console import Output, OutputOption, make_console, print_json
-from services.cli.errors import user_errors
+from kafka_rekey.services.cli.catalog_options import BootstrapOption, CatalogOption, kafka_settings, open_catalog
+from kafka_rekey.services.cli.errors import user_errors
+from kafka_rekey.services.console import Output, OutputOption, make_console, print_json
 
 
 def replay(
@@ -32,9 +32,9 @@ def replay(
     one), offsets found by timestamp, the org's records key by key in sequence order with their headers."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from services.replay.run import replay as run_replay
-    from services.settings import RegistrySettings
-    from shared.durations import parse_instant
+    from kafka_rekey.services.replay.run import replay as run_replay
+    from kafka_rekey.services.settings import RegistrySettings
+    from kafka_rekey.shared.durations import parse_instant
 
     console = make_console(stderr=output is Output.json)
     with user_errors():

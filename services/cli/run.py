@@ -8,8 +8,8 @@ from typing import Annotated
 
 import typer
 
-from services.cli.catalog_options import BootstrapOption
-from services.cli.errors import infrastructure_errors, settings_errors
+from kafka_rekey.services.cli.catalog_options import BootstrapOption
+from kafka_rekey.services.cli.errors import infrastructure_errors, settings_errors
 
 
 class Service(StrEnum):
@@ -20,17 +20,17 @@ class Service(StrEnum):
 
 
 def _run_worker(service: Service, stage: str | None) -> None:
-    from services.observability.logs import configure_logging
-    from services.runtime.settings import RuntimeSettings
+    from kafka_rekey.services.observability.logs import configure_logging
+    from kafka_rekey.services.runtime.settings import RuntimeSettings
 
     settings = RuntimeSettings()
     configure_logging(service.value, settings.log_level, settings.log_format)
     if service is Service.acl:
-        from services.acl.app import Stage, create_worker
+        from kafka_rekey.services.acl.app import Stage, create_worker
 
         worker = create_worker(settings, frozenset({Stage(stage)}) if stage else frozenset(Stage))
     else:
-        from services.projection.app import create_worker as create_projection
+        from kafka_rekey.services.projection.app import create_worker as create_projection
 
         worker = create_projection(settings)
     worker.run()
@@ -38,8 +38,8 @@ def _run_worker(service: Service, stage: str | None) -> None:
 
 def _require_kafka() -> None:
     """Fail with one line and exit code 1 when no broker answers, before any client starts retrying for ever."""
-    from services.kafka.connectivity import require_kafka
-    from services.settings import KafkaSettings
+    from kafka_rekey.services.kafka.connectivity import require_kafka
+    from kafka_rekey.services.settings import KafkaSettings
 
     require_kafka(KafkaSettings().librdkafka())
 
@@ -61,7 +61,7 @@ def run(
     """
     if stage is not None and (service is not Service.acl or stage not in ("translate", "sequence")):
         raise typer.BadParameter("--stage takes `translate` or `sequence`, and only with `acl`", param_hint="--stage")
-    from services.observability.librdkafka import route_client_logs
+    from kafka_rekey.services.observability.librdkafka import route_client_logs
 
     route_client_logs(False)  # a service's clients log through librdkafka itself (see observability.librdkafka)
     if bootstrap_servers:
@@ -71,11 +71,11 @@ def run(
         if service in (Service.acl, Service.projection):
             _run_worker(service, stage)
         elif service is Service.sink:
-            from services.sink.service import run_sink
+            from kafka_rekey.services.sink.service import run_sink
 
             run_sink()
         else:
-            from services.reconciliation.service import run_reconciler
+            from kafka_rekey.services.reconciliation.service import run_reconciler
 
             run_reconciler()
 

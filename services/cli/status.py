@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from services.cli.catalog_options import BootstrapOption, CatalogOption, kafka_settings, open_catalog
-from services.cli.console import Output, OutputOption, make_console, print_json
-from services.cli.errors import user_errors
+from kafka_rekey.services.cli.catalog_options import BootstrapOption, CatalogOption, kafka_settings, open_catalog
+from kafka_rekey.services.cli.errors import user_errors
+from kafka_rekey.services.console import Output, OutputOption, make_console, print_json
 
 if TYPE_CHECKING:
-    from services.status.collect import Status
+    from kafka_rekey.services.status.collect import Status
 
 
 
@@ -102,8 +102,8 @@ def status(
     """One screen for an operator: lag per service group and topic, the dead-letter count and its newest reasons,
     the per-partition spread of each domain topic, the catalog's drift against the cluster and the backfills of
     the hand-off checkpoint topic. The first thing to run after `rekey run`."""
-    from services.kafka.connectivity import require_kafka
-    from services.status.collect import collect, service_groups
+    from kafka_rekey.services.kafka.connectivity import require_kafka
+    from kafka_rekey.services.status.collect import collect, service_groups
 
     with user_errors():
         catalog = open_catalog(catalog_path)

@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from services.cli.catalog_options import BootstrapOption, CatalogOption, kafka_settings, open_catalog
-from services.cli.console import Output, OutputOption, make_console, print_json
-from services.cli.errors import ExitCode, user_errors
+from kafka_rekey.services.cli.catalog_options import BootstrapOption, CatalogOption, kafka_settings, open_catalog
+from kafka_rekey.services.cli.errors import ExitCode, user_errors
+from kafka_rekey.services.console import Output, OutputOption, make_console, print_json
 
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from services.topics.apply import ApplyReport
+    from kafka_rekey.services.topics.apply import ApplyReport
 
 topics_app = typer.Typer(help="Provision and document the topics of the catalog.", no_args_is_help=True)
 
@@ -46,7 +46,7 @@ def _status_table(report: ApplyReport) -> Table:
 def _drift_table(report: ApplyReport) -> Table:
     from rich.table import Table
 
-    from shared.catalog.drift import PARTITIONS
+    from kafka_rekey.shared.catalog.drift import PARTITIONS
 
     table = Table(title="Drift (not changed: fix the topic or the catalog)", title_justify="left")
     for column in ("topic", "setting", "catalog", "actual"):
@@ -100,8 +100,8 @@ def apply(
     """
     from confluent_kafka import KafkaException
 
-    from services.kafka.topics import BrokersUnavailable, TopicAdminError
-    from services.topics.apply import apply_catalog
+    from kafka_rekey.services.kafka.topics import BrokersUnavailable, TopicAdminError
+    from kafka_rekey.services.topics.apply import apply_catalog
 
     console = make_console()
     with user_errors():
@@ -147,9 +147,9 @@ def docs(
 ) -> None:
     """Render the Markdown documentation of every topic in the catalog."""
     with user_errors():
-        from services.catalog_files import display_path
-        from services.settings import ServiceSettings
-        from shared.catalog import render_markdown
+        from kafka_rekey.services.catalog_files import display_path
+        from kafka_rekey.services.settings import ServiceSettings
+        from kafka_rekey.shared.catalog import render_markdown
 
         path = catalog_path or ServiceSettings().catalog_path
         catalog = open_catalog(path)

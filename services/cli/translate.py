@@ -16,17 +16,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from services.cli.catalog_options import BootstrapOption, CatalogOption, kafka_settings, open_catalog
-from services.cli.errors import ExitCode, user_errors
-from shared.source_formats import SourceFormat
+from kafka_rekey.services.cli.catalog_options import BootstrapOption, CatalogOption, kafka_settings, open_catalog
+from kafka_rekey.services.cli.errors import ExitCode, user_errors
+from kafka_rekey.shared.source_formats import SourceFormat
 
 if TYPE_CHECKING:
-    from shared.pipeline import Processed
-    from shared.translation import SourceRecord
+    from kafka_rekey.shared.pipeline import Processed
+    from kafka_rekey.shared.translation import SourceRecord
 
 
 def _file_records(path: Path, keyed: bool) -> Iterator[SourceRecord]:
-    from shared.translation import SourceRecord
+    from kafka_rekey.shared.translation import SourceRecord
 
     with path.open("rb") as lines:
         for number, line in enumerate(lines, start=1):
@@ -50,8 +50,8 @@ def _file_records(path: Path, keyed: bool) -> Iterator[SourceRecord]:
 
 
 def _topic_records(config: dict[str, Any], topic: str, limit: int) -> Iterator[SourceRecord]:
-    from services.kafka.reading import iter_topic
-    from shared.translation import SourceRecord
+    from kafka_rekey.services.kafka.reading import iter_topic
+    from kafka_rekey.shared.translation import SourceRecord
 
     for count, message in enumerate(iter_topic(config, topic, idle_timeout=10.0)):
         if count >= limit:
@@ -61,7 +61,7 @@ def _topic_records(config: dict[str, Any], topic: str, limit: int) -> Iterator[S
 
 
 def _line(record: SourceRecord, processed: Processed) -> dict[str, Any]:
-    from shared.pipeline import DeadLetter, Routed
+    from kafka_rekey.shared.pipeline import DeadLetter, Routed
 
     where = {"topic": record.topic, "partition": record.partition, "offset": record.offset}
     if isinstance(processed, Routed):
@@ -113,10 +113,10 @@ def translate(
             chosen_format, families = SourceFormat(source_format), (catalog.default_family,)
         records = (_file_records(file, keyed) if file is not None
                    else _topic_records(kafka_settings(bootstrap_servers).librdkafka(), str(topic), limit))
-        from services.registry.client import SchemaRegistryClient
-        from services.settings import RegistrySettings
-        from shared.pipeline import RecordPipeline, Routed
-        from shared.translation import AvroValues, RememberedRows
+        from kafka_rekey.services.registry.client import SchemaRegistryClient
+        from kafka_rekey.services.settings import RegistrySettings
+        from kafka_rekey.shared.pipeline import RecordPipeline, Routed
+        from kafka_rekey.shared.translation import AvroValues, RememberedRows
 
         registry = SchemaRegistryClient(RegistrySettings())  # asked only for an Avro record's writer schema
         pipeline = RecordPipeline(catalog, "rekey-translate", "dry-run", encode=False,

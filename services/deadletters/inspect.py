@@ -9,11 +9,11 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from services.deadletters.reading import DeadLetterReader
-from services.kafka.reading import text_or_base64
-from shared.redrive import DeadLetterRecord, Selection, hour_of
-from shared.translation import AvroValues
-from shared.translation.fields import Invalid
+from kafka_rekey.services.deadletters.reading import DeadLetterReader
+from kafka_rekey.services.kafka.reading import text_or_base64
+from kafka_rekey.shared.redrive import DeadLetterRecord, Selection, hour_of
+from kafka_rekey.shared.translation import AvroValues
+from kafka_rekey.shared.translation.fields import Invalid
 
 
 def count_dead_letters(config: dict[str, Any], topic: str, selection: Selection,

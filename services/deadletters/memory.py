@@ -10,7 +10,7 @@ from typing import Any
 
 from confluent_kafka import Producer
 
-from services.kafka.reading import iter_topic
+from kafka_rekey.services.kafka.reading import iter_topic
 
 
 def redriven_positions(config: dict[str, Any], topic: str) -> set[str]:

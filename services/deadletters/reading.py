@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from services.kafka.reading import iter_topic, message_headers
-from shared.redrive import DeadLetterRecord, parse_dead_letter
+from kafka_rekey.services.kafka.reading import iter_topic, message_headers
+from kafka_rekey.shared.redrive import DeadLetterRecord, parse_dead_letter
 
 
 class DeadLetterReader:

@@ -10,13 +10,21 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from services.deadletters.memory import redriven_positions, remember
-from services.deadletters.reading import DeadLetterReader
-from services.settings import KafkaSettings
-from shared.catalog import Catalog
-from shared.pipeline import Processed
-from shared.redrive import AlreadyRedriven, DeadLetterRecord, Resend, Selection, StillDead, decide, memory_value
-from shared.translation import SourceRecord
+from kafka_rekey.services.deadletters.memory import redriven_positions, remember
+from kafka_rekey.services.deadletters.reading import DeadLetterReader
+from kafka_rekey.services.settings import KafkaSettings
+from kafka_rekey.shared.catalog import Catalog
+from kafka_rekey.shared.pipeline import Processed
+from kafka_rekey.shared.redrive import (
+    AlreadyRedriven,
+    DeadLetterRecord,
+    Resend,
+    Selection,
+    StillDead,
+    decide,
+    memory_value,
+)
+from kafka_rekey.shared.translation import SourceRecord
 
 
 @dataclasses.dataclass
@@ -72,10 +80,10 @@ def _translator(catalog: Catalog) -> Callable[[DeadLetterRecord], Processed]:
     """The current translation of a dead letter's source record, one processor per source of the catalog."""
     from importlib.metadata import version
 
-    from services.registry.client import SchemaRegistryClient
-    from services.settings import RegistrySettings
-    from shared.pipeline import DeadLetter, RecordPipeline
-    from shared.translation import AvroValues, PoisonPill, PoisonReason, RememberedRows
+    from kafka_rekey.services.registry.client import SchemaRegistryClient
+    from kafka_rekey.services.settings import RegistrySettings
+    from kafka_rekey.shared.pipeline import DeadLetter, RecordPipeline
+    from kafka_rekey.shared.translation import AvroValues, PoisonPill, PoisonReason, RememberedRows
 
     registry = SchemaRegistryClient(RegistrySettings())  # asked only for an Avro record's writer schema
     pipeline = RecordPipeline(catalog, "rekey-redrive", version("rekey"), encode=False,
@@ -98,7 +106,7 @@ def _translator(catalog: Catalog) -> Callable[[DeadLetterRecord], Processed]:
 
 def _send(kafka: KafkaSettings, memory_topic: str, resends: list[tuple[DeadLetterRecord, Resend]]) -> None:
     """Re-send, wait for every delivery, then remember: a dead letter is remembered only once re-sent."""
-    from services.kafka.producers import make_producer
+    from kafka_rekey.services.kafka.producers import make_producer
 
     producer = make_producer(kafka)
     failures: list[str] = []

@@ -18,10 +18,10 @@ from typing import IO, Any
 
 from confluent_kafka import KafkaError, KafkaException, Message
 
-from services.kafka.producers import make_producer, produce_waiting
-from services.settings import KafkaSettings
-from shared.generation import GenerationConfig, PlannedRecord, RecordKind, generate
-from shared.translation import SourceFormat
+from kafka_rekey.services.kafka.producers import make_producer, produce_waiting
+from kafka_rekey.services.settings import KafkaSettings
+from kafka_rekey.shared.generation import GenerationConfig, PlannedRecord, RecordKind, generate
+from kafka_rekey.shared.translation import SourceFormat
 
 THROUGHPUT_CONFIG: dict[str, Any] = {
     "linger.ms": 50,

@@ -14,7 +14,7 @@ from typing import Any
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient
 
-from services.kafka.errors import KafkaUnreachable
+from kafka_rekey.services.kafka.errors import KafkaUnreachable
 
 _QUIET = logging.getLogger("rekey.kafka.probe")
 _QUIET.addHandler(logging.NullHandler())

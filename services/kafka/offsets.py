@@ -14,7 +14,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
-from services.kafka.transient import COORDINATOR_MOVING
+from kafka_rekey.services.kafka.transient import COORDINATOR_MOVING
 
 NO_OFFSET = -1001  # librdkafka's OFFSET_INVALID: the group has committed nothing on the partition
 

@@ -13,7 +13,7 @@ from typing import Any, Final
 
 from confluent_kafka import Producer
 
-from services.settings import KafkaSettings
+from kafka_rekey.services.settings import KafkaSettings
 
 JAVA_COMPATIBLE_PARTITIONER: Final = "murmur2_random"
 

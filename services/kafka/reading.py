@@ -10,7 +10,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
-from services.kafka.transient import LEADER_MOVING
+from kafka_rekey.services.kafka.transient import LEADER_MOVING
 
 
 def iter_topic(config: dict[str, Any], topic: str, idle_timeout: float = 30.0,

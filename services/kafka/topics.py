@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, ConfigResource, NewPartitions, NewTopic, ResourceType
 
-from shared.catalog import ObservedTopic, TopicSpec
+from kafka_rekey.shared.catalog import ObservedTopic, TopicSpec
 
 ADMIN_TIMEOUT = 30.0
 

@@ -9,7 +9,7 @@ import sys
 
 import structlog
 
-from services.observability.librdkafka import LIBRDKAFKA_LOGGER
+from kafka_rekey.services.observability.librdkafka import LIBRDKAFKA_LOGGER
 
 
 def configure_logging(service: str, level: str = "INFO", fmt: str = "json") -> structlog.stdlib.BoundLogger:

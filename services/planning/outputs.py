@@ -14,7 +14,7 @@ from typing import Any
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from shared.planning import SkewReport
+from kafka_rekey.shared.planning import SkewReport
 
 REPORT_FILE = "plan.json"
 CHART_FILE = "partition_rates.png"

@@ -8,15 +8,15 @@ from typing import Any
 
 from confluent_kafka import Message
 
-from services.catalog_files import load_catalog
-from services.registry.client import SchemaRegistryClient
-from services.registry.memory import SchemaIdMemory
-from services.registry.serde import AvroSerde
-from services.runtime.processor import Outputs, TableLookup, TableSpec
-from services.runtime.settings import RuntimeSettings
-from services.runtime.worker import Worker
-from shared.avro import load_schema
-from shared.projection import org_activity
+from kafka_rekey.services.catalog_files import load_catalog
+from kafka_rekey.services.registry.client import SchemaRegistryClient
+from kafka_rekey.services.registry.memory import SchemaIdMemory
+from kafka_rekey.services.registry.serde import AvroSerde
+from kafka_rekey.services.runtime.processor import Outputs, TableLookup, TableSpec
+from kafka_rekey.services.runtime.settings import RuntimeSettings
+from kafka_rekey.services.runtime.worker import Worker
+from kafka_rekey.shared.avro import load_schema
+from kafka_rekey.shared.projection import org_activity
 
 SERVICE = "projection"
 

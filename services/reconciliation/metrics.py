@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
-from shared.reconciliation.audit import CHECKS, Mismatch
+from kafka_rekey.shared.reconciliation.audit import CHECKS, Mismatch
 
 
 class ReconcilerMetrics:

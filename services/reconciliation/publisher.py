@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from services.kafka.producers import make_producer
-from services.registry.client import SchemaRegistryClient
-from services.registry.serde import AvroSerde
-from services.settings import KafkaSettings, RegistrySettings
-from shared.avro import load_schema
-from shared.reconciliation.audit import Mismatch
-from shared.reconciliation.events import SCHEMA_NAME, reconciliation_required, record_key
+from kafka_rekey.services.kafka.producers import make_producer
+from kafka_rekey.services.registry.client import SchemaRegistryClient
+from kafka_rekey.services.registry.serde import AvroSerde
+from kafka_rekey.services.settings import KafkaSettings, RegistrySettings
+from kafka_rekey.shared.avro import load_schema
+from kafka_rekey.shared.reconciliation.audit import Mismatch
+from kafka_rekey.shared.reconciliation.events import SCHEMA_NAME, reconciliation_required, record_key
 
 
 class PublishError(RuntimeError):

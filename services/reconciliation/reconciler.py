@@ -20,11 +20,11 @@ from typing import Any
 
 import structlog
 
-from services.reconciliation.metrics import ReconcilerMetrics
-from services.reconciliation.settings import ReconcilerSettings
-from services.reconciliation.topics import TopicRecord, read_to_end
-from services.sink.store import SinkStore
-from shared.reconciliation.audit import (
+from kafka_rekey.services.reconciliation.metrics import ReconcilerMetrics
+from kafka_rekey.services.reconciliation.settings import ReconcilerSettings
+from kafka_rekey.services.reconciliation.topics import TopicRecord, read_to_end
+from kafka_rekey.services.sink.store import SinkStore
+from kafka_rekey.shared.reconciliation.audit import (
     DOMAIN_VS_SINK,
     HISTORY_VS_TABLE,
     SOURCE_KEY_FIELDS,
@@ -38,10 +38,10 @@ from shared.reconciliation.audit import (
     state_record,
     window_start,
 )
-from shared.sink.events import Interaction, SinkEvent, event_from_record
-from shared.sink.plan import plan_batch
-from shared.sink.state import StateRow, derive_state
-from shared.sink.watermark import Watermark
+from kafka_rekey.shared.sink.events import Interaction, SinkEvent, event_from_record
+from kafka_rekey.shared.sink.plan import plan_batch
+from kafka_rekey.shared.sink.state import StateRow, derive_state
+from kafka_rekey.shared.sink.watermark import Watermark
 
 REPAIR_CHUNK = 2000
 

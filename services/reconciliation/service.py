@@ -9,19 +9,19 @@ from collections.abc import Sequence
 
 import structlog
 
-from services.observability.http import HealthServer
-from services.observability.logs import configure_logging
-from services.reconciliation.metrics import ReconcilerMetrics
-from services.reconciliation.publisher import ReconciliationPublisher
-from services.reconciliation.reconciler import Reconciler, SourceSide
-from services.reconciliation.settings import ReconcilerSettings
-from services.reconciliation.topics import TopicRecord
-from services.sink.service import domain_decoder
-from services.sink.store import open_store
-from shared.catalog import Catalog
-from shared.reconciliation.audit import AuditRecord, window_start
-from shared.reconciliation.source import expected_on_domain, source_spec
-from shared.translation import SourceRecord
+from kafka_rekey.services.observability.http import HealthServer
+from kafka_rekey.services.observability.logs import configure_logging
+from kafka_rekey.services.reconciliation.metrics import ReconcilerMetrics
+from kafka_rekey.services.reconciliation.publisher import ReconciliationPublisher
+from kafka_rekey.services.reconciliation.reconciler import Reconciler, SourceSide
+from kafka_rekey.services.reconciliation.settings import ReconcilerSettings
+from kafka_rekey.services.reconciliation.topics import TopicRecord
+from kafka_rekey.services.sink.service import domain_decoder
+from kafka_rekey.services.sink.store import open_store
+from kafka_rekey.shared.catalog import Catalog
+from kafka_rekey.shared.reconciliation.audit import AuditRecord, window_start
+from kafka_rekey.shared.reconciliation.source import expected_on_domain, source_spec
+from kafka_rekey.shared.translation import SourceRecord
 
 SERVICE = "reconciler"
 
@@ -40,7 +40,7 @@ def _source_side(catalog: Catalog, source_topic: str, domain_topic: str) -> Sour
 def build_reconciler(settings: ReconcilerSettings, metrics: ReconcilerMetrics | None = None) -> Reconciler:
     """The reconciler for `settings`: the sink's store and decoder, the catalog's source and reconciliation
     topic (the catalog is needed only for a source check or publishing)."""
-    from services.catalog_files import load_catalog
+    from kafka_rekey.services.catalog_files import load_catalog
 
     options = settings.reconcile
     topic = settings.require_topic()

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
-from services.settings import RekeySettings
-from services.sink.settings import SinkSettings
+from kafka_rekey.services.settings import RekeySettings
+from kafka_rekey.services.sink.settings import SinkSettings
 
 
 class ReconcileOptions(RekeySettings):

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from confluent_kafka import KafkaException, Message
 
-from services.kafka.reading import iter_topic
-from services.settings import KafkaSettings
+from kafka_rekey.services.kafka.reading import iter_topic
+from kafka_rekey.services.settings import KafkaSettings
 
 
 class TopicReadError(RuntimeError):

@@ -19,15 +19,15 @@ from urllib.parse import quote
 import httpx
 import structlog
 
-from services.registry.errors import (
+from kafka_rekey.services.registry.errors import (
     IncompatibleSchema,
     RegistryUnavailable,
     SchemaNotFound,
     SchemaRegistryError,
 )
-from services.registry.memory import SchemaIdMemory
-from services.settings import RegistrySettings
-from shared.avro import ParsedSchema, parse_schema, schema_text
+from kafka_rekey.services.registry.memory import SchemaIdMemory
+from kafka_rekey.services.settings import RegistrySettings
+from kafka_rekey.shared.avro import ParsedSchema, parse_schema, schema_text
 
 CompatibilityLevel = Literal[
     "BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE", "FULL", "FULL_TRANSITIVE", "NONE"

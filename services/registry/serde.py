@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from services.registry.client import SchemaRegistryClient
-from shared.avro import AvroCodecError, WireFormatError, decode_body, encode_body, frame, unframe
+from kafka_rekey.services.registry.client import SchemaRegistryClient
+from kafka_rekey.shared.avro import AvroCodecError, WireFormatError, decode_body, encode_body, frame, unframe
 
 
 class AvroSerde:

@@ -10,14 +10,14 @@ from typing import Any
 
 from confluent_kafka import Message
 
-from services.kafka.reading import message_headers, text_or_base64
-from services.settings import KafkaSettings, RegistrySettings
+from kafka_rekey.services.kafka.reading import message_headers, text_or_base64
+from kafka_rekey.services.settings import KafkaSettings, RegistrySettings
 
 
 def write_file(path: Path, messages: Sequence[Message], subject: str, registry: RegistrySettings) -> None:
-    from services.registry.client import SchemaRegistryClient
-    from services.registry.serde import AvroSerde
-    from shared.avro import load_schema
+    from kafka_rekey.services.registry.client import SchemaRegistryClient
+    from kafka_rekey.services.registry.serde import AvroSerde
+    from kafka_rekey.shared.avro import load_schema
 
     serde = AvroSerde(SchemaRegistryClient(registry), subject, load_schema("interaction_event"))
     with path.open("w") as lines:
@@ -32,7 +32,7 @@ def write_file(path: Path, messages: Sequence[Message], subject: str, registry: 
 
 
 def write_topic(kafka: KafkaSettings, topic: str, messages: Sequence[Message]) -> None:
-    from services.kafka.producers import make_producer
+    from kafka_rekey.services.kafka.producers import make_producer
 
     producer = make_producer(kafka)
     failures: list[str] = []

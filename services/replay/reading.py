@@ -11,7 +11,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
-from shared.replay import ReplayScope, is_org_key
+from kafka_rekey.shared.replay import ReplayScope, is_org_key
 
 _LATEST = -1  # offsets_for_times' answer when no record is that recent
 

@@ -7,12 +7,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from services.kafka.reading import message_headers
-from services.replay.output import write_file, write_topic
-from services.replay.reading import scan
-from services.settings import KafkaSettings, RegistrySettings
-from shared.catalog import Catalog
-from shared.replay import in_sequence_order, org_scope, sequence_of
+from kafka_rekey.services.kafka.reading import message_headers
+from kafka_rekey.services.replay.output import write_file, write_topic
+from kafka_rekey.services.replay.reading import scan
+from kafka_rekey.services.settings import KafkaSettings, RegistrySettings
+from kafka_rekey.shared.catalog import Catalog
+from kafka_rekey.shared.replay import in_sequence_order, org_scope, sequence_of
 
 
 @dataclass

@@ -37,11 +37,11 @@ from functools import partial
 import structlog
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
-from services.kafka.producers import produce_waiting
-from services.runtime.failures import CheckpointFailed
-from services.runtime.output_producer import OutputProducer
-from services.runtime.phases import CheckpointState, Phase
-from services.runtime.state import Table, changelog_ends
+from kafka_rekey.services.kafka.producers import produce_waiting
+from kafka_rekey.services.runtime.failures import CheckpointFailed
+from kafka_rekey.services.runtime.output_producer import OutputProducer
+from kafka_rekey.services.runtime.phases import CheckpointState, Phase
+from kafka_rekey.services.runtime.state import Table, changelog_ends
 
 log = structlog.get_logger()
 

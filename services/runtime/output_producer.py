@@ -20,7 +20,7 @@ from typing import Any
 import structlog
 from confluent_kafka import KafkaError, KafkaException, Message, Producer, TopicPartition
 
-from services.runtime.failures import CheckpointFailed, ProducerStuck
+from kafka_rekey.services.runtime.failures import CheckpointFailed, ProducerStuck
 
 log = structlog.get_logger()
 

@@ -14,7 +14,7 @@ from typing import Protocol
 
 from confluent_kafka import Message
 
-from services.runtime.state import Table
+from kafka_rekey.services.runtime.state import Table
 
 
 @dataclass(frozen=True)

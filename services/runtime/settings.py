@@ -6,8 +6,8 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from services.kafka.producers import PRODUCER_DEFAULTS
-from services.settings import ServiceSettings
+from kafka_rekey.services.kafka.producers import PRODUCER_DEFAULTS
+from kafka_rekey.services.settings import ServiceSettings
 
 
 class RuntimeSettings(ServiceSettings):

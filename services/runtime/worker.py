@@ -28,11 +28,11 @@ import structlog
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from services.observability.http import HealthServer
-from services.runtime.batching import next_request
-from services.runtime.checkpoint import Checkpoint
-from services.runtime.failures import CheckpointFailed, ProducerStuck
-from services.runtime.metrics import (
+from kafka_rekey.services.observability.http import HealthServer
+from kafka_rekey.services.runtime.batching import next_request
+from kafka_rekey.services.runtime.checkpoint import Checkpoint
+from kafka_rekey.services.runtime.failures import CheckpointFailed, ProducerStuck
+from kafka_rekey.services.runtime.metrics import (
     CHECKPOINT_FAILURES,
     CHECKPOINT_SECONDS,
     CONSUMED,
@@ -40,11 +40,11 @@ from services.runtime.metrics import (
     PRODUCED,
     export_consumer_lag,
 )
-from services.runtime.output_producer import MakeProducer, OutputProducer
-from services.runtime.phases import Phase
-from services.runtime.processor import Processor, TableSpec
-from services.runtime.settings import RuntimeSettings
-from services.runtime.state import (
+from kafka_rekey.services.runtime.output_producer import MakeProducer, OutputProducer
+from kafka_rekey.services.runtime.phases import Phase
+from kafka_rekey.services.runtime.processor import Processor, TableSpec
+from kafka_rekey.services.runtime.settings import RuntimeSettings
+from kafka_rekey.services.runtime.state import (
     RESTORE_PROGRESS,
     MemoryStore,
     RocksStore,
@@ -54,7 +54,7 @@ from services.runtime.state import (
     restore_tables,
     rocks_options,
 )
-from services.runtime.topics import InternalTopic, ensure_topics
+from kafka_rekey.services.runtime.topics import InternalTopic, ensure_topics
 
 log = structlog.get_logger()
 

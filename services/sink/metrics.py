@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-from shared.sink.plan import BatchPlan, Correction, Outcome
-from shared.sink.reorder import Gap
+from kafka_rekey.shared.sink.plan import BatchPlan, Correction, Outcome
+from kafka_rekey.shared.sink.reorder import Gap
 
 
 class SinkMetrics:

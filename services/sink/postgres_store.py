@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import psycopg
 
-from services.sink.sql_store import SqlSinkStore
+from kafka_rekey.services.sink.sql_store import SqlSinkStore
 
 
 class PostgresSinkStore(SqlSinkStore):

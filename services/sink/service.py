@@ -19,17 +19,17 @@ import structlog
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 from prometheus_client import REGISTRY
 
-from services.observability.http import HealthServer
-from services.observability.logs import configure_logging
-from services.runtime.metrics import CONSUMED, GAUGES_EVERY, export_consumer_lag
-from services.sink.metrics import SinkMetrics
-from services.sink.settings import SinkSettings
-from services.sink.store import Rejected, SinkStore, SinkStoreError, open_store
-from shared.sink.events import SinkEvent, event_from_record
-from shared.sink.offsets import OffsetTracker
-from shared.sink.plan import BatchPlan, plan_batch
-from shared.sink.reorder import Release, ReorderBuffer
-from shared.sink.watermark import Watermark
+from kafka_rekey.services.observability.http import HealthServer
+from kafka_rekey.services.observability.logs import configure_logging
+from kafka_rekey.services.runtime.metrics import CONSUMED, GAUGES_EVERY, export_consumer_lag
+from kafka_rekey.services.sink.metrics import SinkMetrics
+from kafka_rekey.services.sink.settings import SinkSettings
+from kafka_rekey.services.sink.store import Rejected, SinkStore, SinkStoreError, open_store
+from kafka_rekey.shared.sink.events import SinkEvent, event_from_record
+from kafka_rekey.shared.sink.offsets import OffsetTracker
+from kafka_rekey.shared.sink.plan import BatchPlan, plan_batch
+from kafka_rekey.shared.sink.reorder import Release, ReorderBuffer
+from kafka_rekey.shared.sink.watermark import Watermark
 
 SERVICE = "sink"
 Decode = Callable[[bytes], Mapping[str, Any]]
@@ -252,10 +252,10 @@ class Sink:
 
 def domain_decoder(settings: SinkSettings) -> Decode:
     """Avro (Confluent wire format) decoding of the topic's values through the schema registry."""
-    from services.catalog_files import load_catalog
-    from services.registry.client import SchemaRegistryClient
-    from services.registry.serde import AvroSerde
-    from shared.avro import load_schema
+    from kafka_rekey.services.catalog_files import load_catalog
+    from kafka_rekey.services.registry.client import SchemaRegistryClient
+    from kafka_rekey.services.registry.serde import AvroSerde
+    from kafka_rekey.shared.avro import load_schema
 
     topic = settings.require_topic()
     subject = settings.sink.subject

@@ -7,7 +7,7 @@ import re
 from pydantic import Field, field_validator
 from pydantic_settings import SettingsConfigDict
 
-from services.settings import MissingSetting, RekeySettings, ServiceSettings
+from kafka_rekey.services.settings import MissingSetting, RekeySettings, ServiceSettings
 
 TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,47}$")
 

@@ -19,10 +19,10 @@ import contextlib
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import Any
 
-from services.sink.store import Rejected, SinkStoreError
-from shared.sink.events import Interaction, SinkEvent, SourcePosition
-from shared.sink.plan import BatchPlan, Placement, Stored
-from shared.sink.state import StateRow, derive_state
+from kafka_rekey.services.sink.store import Rejected, SinkStoreError
+from kafka_rekey.shared.sink.events import Interaction, SinkEvent, SourcePosition
+from kafka_rekey.shared.sink.plan import BatchPlan, Placement, Stored
+from kafka_rekey.shared.sink.state import StateRow, derive_state
 
 EVENT_COLUMNS = (
     "output_key", "sequence", "org_id", "interaction_id", "event_id", "event_type", "interaction_type",

@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
-from services.sink.sql_store import SqlSinkStore
+from kafka_rekey.services.sink.sql_store import SqlSinkStore
 
 
 class SqliteSinkStore(SqlSinkStore):

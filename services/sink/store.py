@@ -10,9 +10,9 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from shared.sink.events import Interaction, SinkEvent
-from shared.sink.plan import BatchPlan, Stored
-from shared.sink.state import StateRow
+from kafka_rekey.shared.sink.events import Interaction, SinkEvent
+from kafka_rekey.shared.sink.plan import BatchPlan, Stored
+from kafka_rekey.shared.sink.state import StateRow
 
 
 class SinkStoreError(RuntimeError):
@@ -71,11 +71,11 @@ def open_store(url: str, table: str) -> SinkStore:
     """The adapter for `url`: `postgresql://...` (or a libpq `key=value` conninfo), or `sqlite:///relative/path`,
     `sqlite:////absolute/path`, `sqlite://` (in memory)."""
     if url.startswith(("postgresql://", "postgres://")) or "=" in url.split("://", 1)[0]:
-        from services.sink.postgres_store import PostgresSinkStore
+        from kafka_rekey.services.sink.postgres_store import PostgresSinkStore
 
         return PostgresSinkStore(url, table)
     if url == "sqlite://" or url.startswith("sqlite:///"):
-        from services.sink.sqlite_store import SqliteSinkStore
+        from kafka_rekey.services.sink.sqlite_store import SqliteSinkStore
 
         return SqliteSinkStore(url.removeprefix("sqlite:///") if url != "sqlite://" else ":memory:", table)
     raise ValueError(f"unsupported sink database URL {url.split('://', 1)[0]!r}://...: use postgresql://... or "

@@ -21,12 +21,12 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
-from services.kafka.offsets import committed_offsets
-from services.kafka.topics import describe_topics
-from services.kafka.transient import LEADER_MOVING
-from services.status.workers import WorkerState, worker_state
-from shared.catalog import Catalog
-from shared.catalog.drift import Drift, topic_drift
+from kafka_rekey.services.kafka.offsets import committed_offsets
+from kafka_rekey.services.kafka.topics import describe_topics
+from kafka_rekey.services.kafka.transient import LEADER_MOVING
+from kafka_rekey.services.status.workers import WorkerState, worker_state
+from kafka_rekey.shared.catalog import Catalog
+from kafka_rekey.shared.catalog.drift import Drift, topic_drift
 
 NEWEST_DEAD_LETTERS = 20
 _LEADER_MOVING = LEADER_MOVING | {KafkaError._TIMED_OUT}  # a list_offsets request can also time out meanwhile
@@ -137,7 +137,7 @@ def catalog_drift(admin: AdminClient, catalog: Catalog) -> list[Drift]:
 
 
 def backfills(config: dict[str, Any], checkpoint_topic: str) -> list[Backfill]:
-    from services.handoff import read_runs
+    from kafka_rekey.services.handoff import read_runs
 
     runs = read_runs(config, checkpoint_topic).values()
     return [Backfill(run.source, run.family, run.state, run.run_id, run.started_at, run.finished_at,

@@ -14,18 +14,18 @@ from typing import Any, Literal
 
 from confluent_kafka.admin import AdminClient
 
-from services.kafka.sampling import sample_keys
-from services.kafka.topics import (
+from kafka_rekey.services.kafka.sampling import sample_keys
+from kafka_rekey.services.kafka.topics import (
     add_partitions,
     create_topics,
     describe_topics,
     describe_visible_topics,
     wait_for_brokers,
 )
-from shared.catalog import Catalog, Drift, TopicSpec, topic_drift
-from shared.catalog.drift import PARTITIONS
-from shared.keys import synthetic_keys
-from shared.partitioning import moved_keys
+from kafka_rekey.shared.catalog import Catalog, Drift, TopicSpec, topic_drift
+from kafka_rekey.shared.catalog.drift import PARTITIONS
+from kafka_rekey.shared.keys import synthetic_keys
+from kafka_rekey.shared.partitioning import moved_keys
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import json
 from importlib import resources
 from typing import Any
 
-_PACKAGE = "shared"
+_PACKAGE = "kafka_rekey.shared"
 _FOLDER = "schemas"
 
 

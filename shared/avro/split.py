@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from shared.avro.codec import encode_body, parse_schema
-from shared.avro.wire import frame
+from kafka_rekey.shared.avro.codec import encode_body, parse_schema
+from kafka_rekey.shared.avro.wire import frame
 
 SEQUENCE_FIELD = "sequence"
 _MARKER = -(2**63)

@@ -1,9 +1,9 @@
 """The topic catalog: models, the YAML parser with file/topic/field errors, drift and Markdown docs."""
 
-from shared.catalog.docs import render_markdown
-from shared.catalog.drift import Drift, ObservedTopic, topic_drift
-from shared.catalog.errors import CatalogError, Problem
-from shared.catalog.models import (
+from kafka_rekey.shared.catalog.docs import render_markdown
+from kafka_rekey.shared.catalog.drift import Drift, ObservedTopic, topic_drift
+from kafka_rekey.shared.catalog.errors import CatalogError, Problem
+from kafka_rekey.shared.catalog.models import (
     Catalog,
     Family,
     OwnedTopic,
@@ -11,8 +11,8 @@ from shared.catalog.models import (
     TopicKey,
     TopicSpec,
 )
-from shared.catalog.parsing import parse_catalog
-from shared.catalog.tables import FamilyTable, TopicTarget
+from kafka_rekey.shared.catalog.parsing import parse_catalog
+from kafka_rekey.shared.catalog.tables import FamilyTable, TopicTarget
 
 __all__ = [
     "Catalog",

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from shared.catalog.models import IDEMPOTENCY_MEANINGS, Catalog, Family, OwnedTopic, SourceTopic, TopicSpec
-from shared.keys import ORDERING_GUARANTEES
-from shared.translation.debezium import DebeziumSource
-from shared.translation.mapping import MAPPED_FIELDS, Condition, FieldSource, SourceMapping
-from shared.translation.timestamps import TimeEncoding
+from kafka_rekey.shared.catalog.models import IDEMPOTENCY_MEANINGS, Catalog, Family, OwnedTopic, SourceTopic, TopicSpec
+from kafka_rekey.shared.keys import ORDERING_GUARANTEES
+from kafka_rekey.shared.translation.debezium import DebeziumSource
+from kafka_rekey.shared.translation.mapping import MAPPED_FIELDS, Condition, FieldSource, SourceMapping
+from kafka_rekey.shared.translation.timestamps import TimeEncoding
 
 _DAY_MS = 86_400_000
 _HOUR_MS = 3_600_000

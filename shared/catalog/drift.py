@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from shared.catalog.models import TopicSpec
+from kafka_rekey.shared.catalog.models import TopicSpec
 
 PARTITIONS = "partitions"
 REPLICATION_FACTOR = "replication_factor"

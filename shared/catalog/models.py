@@ -10,12 +10,12 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
-from shared.catalog.tables import FamilyTable, TopicTarget
-from shared.keys import BaseKeyStrategy, KeyStrategy
-from shared.translation.debezium import DebeziumColumns, DebeziumSource
-from shared.translation.mapping import MappingOverrides, SourceMapping
-from shared.translation.presets import PRESETS
-from shared.translation.source import SourceFormat
+from kafka_rekey.shared.catalog.tables import FamilyTable, TopicTarget
+from kafka_rekey.shared.keys import BaseKeyStrategy, KeyStrategy
+from kafka_rekey.shared.translation.debezium import DebeziumColumns, DebeziumSource
+from kafka_rekey.shared.translation.mapping import MappingOverrides, SourceMapping
+from kafka_rekey.shared.translation.presets import PRESETS
+from kafka_rekey.shared.translation.source import SourceFormat
 
 TopicRole = Literal["family", "dead_letter", "org_activity", "checkpoint", "reconciliation", "redrive"]
 CompressionType = Literal["lz4", "zstd", "snappy", "gzip", "producer", "uncompressed"]

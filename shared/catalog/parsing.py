@@ -8,9 +8,9 @@ import yaml
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-from shared.catalog.errors import CatalogError, Problem
-from shared.catalog.models import Catalog, TopicDefaults
-from shared.catalog.validation import check_catalog
+from kafka_rekey.shared.catalog.errors import CatalogError, Problem
+from kafka_rekey.shared.catalog.models import Catalog, TopicDefaults
+from kafka_rekey.shared.catalog.validation import check_catalog
 
 _SECTIONS = {"topics": "topic", "sources": "source", "families": "family"}
 _TOPIC_SECTIONS = ("topics", "sources")

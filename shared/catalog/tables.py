@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from shared.keys import BaseKeyStrategy, KeyStrategy
+from kafka_rekey.shared.keys import BaseKeyStrategy, KeyStrategy
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,9 +6,9 @@ import re
 from collections import Counter
 from typing import Final, get_args
 
-from shared.catalog.errors import Problem
-from shared.catalog.models import MANAGED_CONFIGS, Catalog, Family, OwnedTopic, TopicRole, TopicSpec
-from shared.keys import KEY_SEPARATOR
+from kafka_rekey.shared.catalog.errors import Problem
+from kafka_rekey.shared.catalog.models import MANAGED_CONFIGS, Catalog, Family, OwnedTopic, TopicRole, TopicSpec
+from kafka_rekey.shared.keys import KEY_SEPARATOR
 
 KAFKA_TOPIC_NAME: Final = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 VERSIONED_NAME: Final = re.compile(r"_v[1-9][0-9]*$")

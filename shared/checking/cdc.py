@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from shared.checking.report import CheckReport, OutputRecord, check_outputs
+from kafka_rekey.shared.checking.report import CheckReport, OutputRecord, check_outputs
 
 PLACEHOLDER = "__debezium_unavailable_value"
 UNCHANGED = "__unchanged_columns"

@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from shared.partitioning import partition_for
+from kafka_rekey.shared.partitioning import partition_for
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shared.translation import SourceFormat
+from kafka_rekey.shared.translation import SourceFormat
 
 GENERATED_FORMATS = (SourceFormat.CCAAS_JSON, SourceFormat.DEBEZIUM)
 

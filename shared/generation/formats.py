@@ -11,8 +11,8 @@ import time
 from dataclasses import dataclass
 from random import Random
 
-from shared.generation.records import PlannedRecord, RecordKind
-from shared.translation import cdc_event_id
+from kafka_rekey.shared.generation.records import PlannedRecord, RecordKind
+from kafka_rekey.shared.translation import cdc_event_id
 
 CDC_TABLE = "public.interactions"
 _DEBEZIUM_OPS = {"start": "c", "delete": "d"}

@@ -9,10 +9,10 @@ from collections.abc import Iterator, Sequence
 from itertools import accumulate
 from random import Random
 
-from shared.generation.config import MAX_HOLD_BACK, GenerationConfig
-from shared.generation.formats import ChangeLog, Interaction, between, genesys_event, malformed, uuid_text
-from shared.generation.records import PlannedRecord, RecordKind
-from shared.translation import SourceFormat
+from kafka_rekey.shared.generation.config import MAX_HOLD_BACK, GenerationConfig
+from kafka_rekey.shared.generation.formats import ChangeLog, Interaction, between, genesys_event, malformed, uuid_text
+from kafka_rekey.shared.generation.records import PlannedRecord, RecordKind
+from kafka_rekey.shared.translation import SourceFormat
 
 START_MS = 1_698_364_800_000  # 2023-10-27T00:00:00Z: generated time starts here, never at the wall clock
 MEAN_GAP_MS = 20.0

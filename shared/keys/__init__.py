@@ -1,6 +1,6 @@
 """Key strategies: how an output record's Kafka key is built from its org and interaction ids."""
 
-from shared.keys.strategies import (
+from kafka_rekey.shared.keys.strategies import (
     BASE_STRATEGIES,
     KEY_SEPARATOR,
     KEY_STRATEGIES,
@@ -11,7 +11,7 @@ from shared.keys.strategies import (
     salt_bucket,
     salted_key,
 )
-from shared.keys.synthetic import synthetic_keys
+from kafka_rekey.shared.keys.synthetic import synthetic_keys
 
 __all__ = [
     "BASE_STRATEGIES",

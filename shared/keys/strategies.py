@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Final, Literal, get_args
 
-from shared.partitioning import partition_for
+from kafka_rekey.shared.partitioning import partition_for
 
 KeyStrategy = Literal["org", "org_interaction", "interaction", "salted"]
 BaseKeyStrategy = Literal["org", "org_interaction", "interaction"]

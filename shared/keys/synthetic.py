@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shared.keys.strategies import KEY_SEPARATOR
+from kafka_rekey.shared.keys.strategies import KEY_SEPARATOR
 
 
 def synthetic_keys(strategy: str, count: int, orgs: int = 200) -> list[str]:

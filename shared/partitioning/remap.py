@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from shared.partitioning.murmur2 import murmur2, to_positive
+from kafka_rekey.shared.partitioning.murmur2 import murmur2, to_positive
 
 
 def moved_keys(keys: Iterable[bytes], old_partitions: int, new_partitions: int) -> tuple[int, int]:

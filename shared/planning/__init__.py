@@ -1,8 +1,15 @@
 """Capacity planning: partition sizing and the key-skew simulator behind `rekey plan`."""
 
-from shared.planning.samples import SampleRow, parse_sample, rows_from_keys
-from shared.planning.sizing import required_partitions, skew_headroom
-from shared.planning.skew import OrgLoad, Recommendation, SimulationParams, SkewReport, StrategyLoad, simulate
+from kafka_rekey.shared.planning.samples import SampleRow, parse_sample, rows_from_keys
+from kafka_rekey.shared.planning.sizing import required_partitions, skew_headroom
+from kafka_rekey.shared.planning.skew import (
+    OrgLoad,
+    Recommendation,
+    SimulationParams,
+    SkewReport,
+    StrategyLoad,
+    simulate,
+)
 
 __all__ = [
     "OrgLoad",

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from shared.keys import KEY_SEPARATOR
+from kafka_rekey.shared.keys import KEY_SEPARATOR
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from shared.keys import KEY_STRATEGIES, ORDERING_GUARANTEES, KeyStrategy, base_key, salted_key
-from shared.partitioning import partition_for
-from shared.planning.samples import SampleRow
-from shared.planning.sizing import required_partitions, skew_headroom
+from kafka_rekey.shared.keys import KEY_STRATEGIES, ORDERING_GUARANTEES, KeyStrategy, base_key, salted_key
+from kafka_rekey.shared.partitioning import partition_for
+from kafka_rekey.shared.planning.samples import SampleRow
+from kafka_rekey.shared.planning.sizing import required_partitions, skew_headroom
 
 SKEW_THRESHOLD: Final = 1.5  # max/mean partition rate above which a strategy counts as skewed
 DEDICATED_SHARE: Final = 0.25  # an org with this share of all traffic gets a dedicated topic recommended

@@ -12,8 +12,8 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from shared.sink.events import SinkEvent
-from shared.sink.state import StateRow
+from kafka_rekey.shared.sink.events import SinkEvent
+from kafka_rekey.shared.sink.state import StateRow
 
 SOURCE_VS_DOMAIN = "source_vs_domain"
 DOMAIN_VS_SINK = "domain_vs_sink"

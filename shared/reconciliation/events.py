@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from shared.reconciliation.audit import Mismatch
+from kafka_rekey.shared.reconciliation.audit import Mismatch
 
 SCHEMA_NAME = "reconciliation_required"
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from shared.catalog import Catalog, SourceTopic
-from shared.reconciliation.audit import AuditRecord, source_record
-from shared.routing import route
-from shared.translation import DomainEventDraft, SourceRecord, translate
+from kafka_rekey.shared.catalog import Catalog, SourceTopic
+from kafka_rekey.shared.reconciliation.audit import AuditRecord, source_record
+from kafka_rekey.shared.routing import route
+from kafka_rekey.shared.translation import DomainEventDraft, SourceRecord, translate
 
 
 def source_spec(catalog: Catalog, source_topic: str) -> SourceTopic:

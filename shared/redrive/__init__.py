@@ -1,7 +1,7 @@
 """Dead letters read back and redriven: what one carries, which ones an operator selects, what a redrive does with
 each. Pure: `services.deadletters` reads the topic, translates and sends."""
 
-from shared.redrive.decisions import (
+from kafka_rekey.shared.redrive.decisions import (
     REDRIVEN_FROM_HEADER,
     AlreadyRedriven,
     Resend,
@@ -11,7 +11,7 @@ from shared.redrive.decisions import (
     decide,
     memory_value,
 )
-from shared.redrive.letters import DeadLetterRecord, Selection, hour_of, parse_dead_letter
+from kafka_rekey.shared.redrive.letters import DeadLetterRecord, Selection, hour_of, parse_dead_letter
 
 __all__ = [
     "REDRIVEN_FROM_HEADER",

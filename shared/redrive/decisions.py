@@ -14,8 +14,8 @@ import json
 
 import msgspec
 
-from shared.pipeline import DeadLetter, Processed, Routed
-from shared.redrive.letters import DeadLetterRecord
+from kafka_rekey.shared.pipeline import DeadLetter, Processed, Routed
+from kafka_rekey.shared.redrive.letters import DeadLetterRecord
 
 REDRIVEN_FROM_HEADER = "rekey.redriven.from"
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shared.catalog import Catalog
-from shared.keys import KEY_SEPARATOR
-from shared.partitioning import partition_for
+from kafka_rekey.shared.catalog import Catalog
+from kafka_rekey.shared.keys import KEY_SEPARATOR
+from kafka_rekey.shared.partitioning import partition_for
 
 
 @dataclass(frozen=True, slots=True)

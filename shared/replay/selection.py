@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
-from shared.keys import KEY_SEPARATOR
+from kafka_rekey.shared.keys import KEY_SEPARATOR
 
 T = TypeVar("T")
 

@@ -1,5 +1,5 @@
 """Record routing: the one function the live service and the Spark backfill call to place a record."""
 
-from shared.routing.route import Route, Tier, route, route_in
+from kafka_rekey.shared.routing.route import Route, Tier, route, route_in
 
 __all__ = ["Route", "Tier", "route", "route_in"]

@@ -12,9 +12,9 @@ from typing import Literal
 
 import msgspec
 
-from shared.catalog import Catalog, FamilyTable, TopicTarget
-from shared.keys import KeyStrategy, base_key, salted_key
-from shared.partitioning import partition_for
+from kafka_rekey.shared.catalog import Catalog, FamilyTable, TopicTarget
+from kafka_rekey.shared.keys import KeyStrategy, base_key, salted_key
+from kafka_rekey.shared.partitioning import partition_for
 
 Tier = Literal["high", "low", "dedicated"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import msgspec
 
-from shared.sequencing.decisions import Decision, Fresh, SeenEntry, decide
+from kafka_rekey.shared.sequencing.decisions import Decision, Fresh, SeenEntry, decide
 
 
 class Step(msgspec.Struct, frozen=True, gc=False):

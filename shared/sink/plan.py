@@ -20,8 +20,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from shared.sink.events import Interaction, SinkEvent, Version
-from shared.sink.watermark import Watermark
+from kafka_rekey.shared.sink.events import Interaction, SinkEvent, Version
+from kafka_rekey.shared.sink.watermark import Watermark
 
 
 class Placement(StrEnum):

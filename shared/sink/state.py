@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from shared.sink.events import Interaction, SinkEvent
+from kafka_rekey.shared.sink.events import Interaction, SinkEvent
 
 
 @dataclass(frozen=True, slots=True)

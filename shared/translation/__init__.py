@@ -1,7 +1,7 @@
 """The anti-corruption layer's translation of source records (event streams, CDC) into domain event drafts."""
 
-from shared.translation.avro_values import AvroValues
-from shared.translation.debezium import (
+from kafka_rekey.shared.translation.avro_values import AvroValues
+from kafka_rekey.shared.translation.debezium import (
     RememberedRows,
     RowIds,
     RowMemory,
@@ -9,7 +9,7 @@ from shared.translation.debezium import (
     ids_to_remember,
     row_key,
 )
-from shared.translation.outcomes import (
+from kafka_rekey.shared.translation.outcomes import (
     DomainEventDraft,
     Outcome,
     PoisonPill,
@@ -18,8 +18,8 @@ from shared.translation.outcomes import (
     SkipReason,
     to_avro_record,
 )
-from shared.translation.source import SourceFormat, SourceRecord
-from shared.translation.translate import Translation, compiled, remembers_rows, translate
+from kafka_rekey.shared.translation.source import SourceFormat, SourceRecord
+from kafka_rekey.shared.translation.translate import Translation, compiled, remembers_rows, translate
 
 __all__ = [
     "AvroValues",

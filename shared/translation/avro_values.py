@@ -18,10 +18,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from shared.avro import AvroCodecError, ParsedSchema, WireFormatError, decode_body, parse_schema, unframe
-from shared.translation.connect_values import NO_TYPES, ConnectType, ConnectTypes, RowTypes
-from shared.translation.fields import fail, json_object
-from shared.translation.outcomes import PoisonReason
+from kafka_rekey.shared.avro import AvroCodecError, ParsedSchema, WireFormatError, decode_body, parse_schema, unframe
+from kafka_rekey.shared.translation.connect_values import NO_TYPES, ConnectType, ConnectTypes, RowTypes
+from kafka_rekey.shared.translation.fields import fail, json_object
+from kafka_rekey.shared.translation.outcomes import PoisonReason
 
 SchemaLookup = Callable[[int], str | None]
 """The writer schema's JSON text for a schema id; None when the registry has none under that id."""

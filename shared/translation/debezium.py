@@ -42,14 +42,14 @@ from typing import Any, Protocol, TypeGuard
 import msgspec
 from pydantic import BaseModel, ConfigDict, Field
 
-from shared.sequencing import SourcePosition
-from shared.translation.avro_values import AvroValues, value_object
-from shared.translation.connect_values import NO_TYPES, RowTypes, may_hold_unavailable, plain_row
-from shared.translation.fields import LONG_MAX, Invalid, canonical_json, fail, json_object, long_value, text
-from shared.translation.mapping import CompiledField, FieldSource, Sources
-from shared.translation.outcomes import DomainEventDraft, Outcome, PoisonReason, Skip, SkipReason
-from shared.translation.source import SourceRecord
-from shared.translation.timestamps import TimeEncoding, encoding_of_connect_type, epoch_millis
+from kafka_rekey.shared.sequencing import SourcePosition
+from kafka_rekey.shared.translation.avro_values import AvroValues, value_object
+from kafka_rekey.shared.translation.connect_values import NO_TYPES, RowTypes, may_hold_unavailable, plain_row
+from kafka_rekey.shared.translation.fields import LONG_MAX, Invalid, canonical_json, fail, json_object, long_value, text
+from kafka_rekey.shared.translation.mapping import CompiledField, FieldSource, Sources
+from kafka_rekey.shared.translation.outcomes import DomainEventDraft, Outcome, PoisonReason, Skip, SkipReason
+from kafka_rekey.shared.translation.source import SourceRecord
+from kafka_rekey.shared.translation.timestamps import TimeEncoding, encoding_of_connect_type, epoch_millis
 
 EVENT_TYPES = {"c": "created", "u": "updated", "d": "deleted", "r": "snapshot"}
 _SCHEMA_AT, _PAYLOAD_AT = b'{"schema":', b',"payload":'

@@ -12,10 +12,17 @@ The key is ignored (upstream keys these arbitrarily or not at all). The dedupe i
 
 from __future__ import annotations
 
-from shared.sequencing import SourcePosition
-from shared.translation.fields import canonical_json, fail, identifier, iso_millis, json_object, optional_text
-from shared.translation.outcomes import DomainEventDraft, Outcome, PoisonReason, Skip, SkipReason
-from shared.translation.source import SourceRecord
+from kafka_rekey.shared.sequencing import SourcePosition
+from kafka_rekey.shared.translation.fields import (
+    canonical_json,
+    fail,
+    identifier,
+    iso_millis,
+    json_object,
+    optional_text,
+)
+from kafka_rekey.shared.translation.outcomes import DomainEventDraft, Outcome, PoisonReason, Skip, SkipReason
+from kafka_rekey.shared.translation.source import SourceRecord
 
 
 def translate_event(record: SourceRecord) -> Outcome:

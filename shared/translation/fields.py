@@ -8,7 +8,7 @@ from typing import Any, NoReturn
 
 import msgspec
 
-from shared.translation.outcomes import PoisonPill, PoisonReason
+from kafka_rekey.shared.translation.outcomes import PoisonPill, PoisonReason
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 ONE_MS = timedelta(milliseconds=1)

@@ -33,12 +33,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
-from shared.sequencing import SourcePosition
-from shared.translation.avro_values import AvroValues, is_framed, value_object
-from shared.translation.fields import canonical_json, fail, json_object, text
-from shared.translation.outcomes import DomainEventDraft, Outcome, PoisonReason, Skip, SkipReason
-from shared.translation.source import SourceRecord
-from shared.translation.timestamps import TimeEncoding, epoch_millis
+from kafka_rekey.shared.sequencing import SourcePosition
+from kafka_rekey.shared.translation.avro_values import AvroValues, is_framed, value_object
+from kafka_rekey.shared.translation.fields import canonical_json, fail, json_object, text
+from kafka_rekey.shared.translation.outcomes import DomainEventDraft, Outcome, PoisonReason, Skip, SkipReason
+from kafka_rekey.shared.translation.source import SourceRecord
+from kafka_rekey.shared.translation.timestamps import TimeEncoding, epoch_millis
 
 # A UUID step of a dotted name, after a dot (`template` puts one in front): a literal replacement is several
 # times faster than a lookbehind or a group reference in the replacement.

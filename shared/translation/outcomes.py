@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from shared.sequencing import SourcePosition
+from kafka_rekey.shared.sequencing import SourcePosition
 
 
 class SkipReason(StrEnum):

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from shared.translation.mapping import MappingOverrides
-from shared.translation.source import SourceFormat
+from kafka_rekey.shared.translation.mapping import MappingOverrides
+from kafka_rekey.shared.translation.source import SourceFormat
 
 
 def _mapping(**fields: Any) -> MappingOverrides:

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 import msgspec
 
-from shared.source_formats import SourceFormat
+from kafka_rekey.shared.source_formats import SourceFormat
 
 __all__ = ["SourceFormat", "SourceRecord"]
 

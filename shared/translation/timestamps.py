@@ -19,8 +19,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import NoReturn
 
-from shared.translation.fields import EPOCH, ONE_MS, fail
-from shared.translation.outcomes import PoisonReason
+from kafka_rekey.shared.translation.fields import EPOCH, ONE_MS, fail
+from kafka_rekey.shared.translation.outcomes import PoisonReason
 
 
 class TimeEncoding(StrEnum):

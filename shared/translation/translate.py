@@ -12,14 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import lru_cache, partial
 
-from shared.translation.avro_values import AvroValues
-from shared.translation.debezium import ChangeTranslator, DebeziumSource, RowMemory
-from shared.translation.event_stream import translate_event
-from shared.translation.fields import Invalid
-from shared.translation.mapping import MappedTranslator, SourceMapping
-from shared.translation.outcomes import Outcome
-from shared.translation.presets import PRESETS
-from shared.translation.source import SourceFormat, SourceRecord
+from kafka_rekey.shared.translation.avro_values import AvroValues
+from kafka_rekey.shared.translation.debezium import ChangeTranslator, DebeziumSource, RowMemory
+from kafka_rekey.shared.translation.event_stream import translate_event
+from kafka_rekey.shared.translation.fields import Invalid
+from kafka_rekey.shared.translation.mapping import MappedTranslator, SourceMapping
+from kafka_rekey.shared.translation.outcomes import Outcome
+from kafka_rekey.shared.translation.presets import PRESETS
+from kafka_rekey.shared.translation.source import SourceFormat, SourceRecord
 
 Translation = SourceFormat | str | SourceMapping | DebeziumSource
 """A source format, a mapping, or a Debezium source's declaration."""

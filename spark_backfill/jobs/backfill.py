@@ -24,13 +24,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from services import handoff
-from services.catalog_files import load_catalog
-from services.settings import KafkaSettings, RegistrySettings
-from shared.avro import load_schema, wire_header
-from shared.catalog import Catalog, SourceTopic
-from shared.translation import Translation, remembers_rows
-from spark_backfill import extract, kafka_ranges, sink, transform
+from kafka_rekey.services import handoff
+from kafka_rekey.services.catalog_files import load_catalog
+from kafka_rekey.services.settings import KafkaSettings, RegistrySettings
+from kafka_rekey.shared.avro import load_schema, wire_header
+from kafka_rekey.shared.catalog import Catalog, SourceTopic
+from kafka_rekey.shared.translation import Translation, remembers_rows
+from kafka_rekey.spark_backfill import extract, kafka_ranges, sink, transform
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -108,7 +108,7 @@ def _ensure_checkpoint_topic(config: dict[str, Any], catalog: Catalog, name: str
         return
     from confluent_kafka.admin import AdminClient
 
-    from services.kafka.topics import create_topics
+    from kafka_rekey.services.kafka.topics import create_topics
 
     spec = catalog.topic(catalog.checkpoint_topic).model_copy(update={"name": name})
     with AdminClient(config) as admin:
@@ -214,8 +214,8 @@ def run_backfill(spark: SparkSession, request: BackfillRequest, kafka: KafkaSett
 
     if run.state == handoff.STARTED:
         # -- schema ids, once, on the driver --------------------------------------------------------------
-        from services.registry.client import SchemaRegistryClient
-        from services.registry.serde import AvroSerde
+        from kafka_rekey.services.registry.client import SchemaRegistryClient
+        from kafka_rekey.services.registry.serde import AvroSerde
 
         schema = load_schema("interaction_event")
         with SchemaRegistryClient(registry) as client:

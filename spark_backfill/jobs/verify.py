@@ -25,17 +25,17 @@ from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import Consumer, TopicPartition
 
-from services.catalog_files import load_catalog
-from services.settings import KafkaSettings, RegistrySettings
-from spark_backfill import extract, transform
+from kafka_rekey.services.catalog_files import load_catalog
+from kafka_rekey.services.settings import KafkaSettings, RegistrySettings
+from kafka_rekey.spark_backfill import extract, transform
 
 if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
     from rich.console import Console
 
-    from services.registry.client import SchemaRegistryClient
-    from shared.translation import SourceRecord
+    from kafka_rekey.services.registry.client import SchemaRegistryClient
+    from kafka_rekey.shared.translation import SourceRecord
 
 MAX_LISTED = 50
 
@@ -116,7 +116,7 @@ def read_target(spark: SparkSession, config: Mapping[str, Any], ranges: list[ext
     """The target's records, read in the Python workers (`kafka_ranges`, read_committed: aborted transactions were
     never written) and decoded in the same `mapInArrow` (`target_schema`): a topic's many small partitions are read
     by one consumer per group (`kafka_ranges.group_splits`), not a task each."""
-    from spark_backfill.kafka_ranges import group_splits, groups_frame, splits
+    from kafka_rekey.spark_backfill.kafka_ranges import group_splits, groups_frame, splits
 
     pieces = spark.sparkContext.defaultParallelism
     groups = group_splits(splits(ranges, pieces, whole_partitions=False), pieces)
@@ -134,8 +134,8 @@ def decode_splits(config: Mapping[str, Any], registry: RegistrySettings, partiti
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pyspark.sql.pandas.types import to_arrow_schema
 
-        from services.registry.client import SchemaRegistryClient
-        from spark_backfill.kafka_ranges import READ_BATCH, SPLIT_COLUMNS, Split, read_splits
+        from kafka_rekey.services.registry.client import SchemaRegistryClient
+        from kafka_rekey.spark_backfill.kafka_ranges import READ_BATCH, SPLIT_COLUMNS, Split, read_splits
 
         parts = [Split(*row) for batch in batches
                  for row in zip(*(batch.column(name).to_pylist() for name in SPLIT_COLUMNS), strict=True)]
@@ -151,9 +151,9 @@ def _decoded(records: list[SourceRecord], client: SchemaRegistryClient, partitio
              arrow_schema: pa.Schema) -> pa.RecordBatch:
     import pyarrow as pa
 
-    from services.registry.errors import SchemaNotFound, SchemaRegistryError
-    from shared.avro import decode_body, unframe
-    from shared.partitioning import partition_for
+    from kafka_rekey.services.registry.errors import SchemaNotFound, SchemaRegistryError
+    from kafka_rekey.shared.avro import decode_body, unframe
+    from kafka_rekey.shared.partitioning import partition_for
 
     out: dict[str, list[Any]] = {name: [] for name in arrow_schema.names}
     for record in records:
@@ -220,8 +220,8 @@ def run_verify(spark: SparkSession, request: VerifyRequest, kafka: KafkaSettings
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    from spark_backfill.jobs.backfill import _source_formats
-    from spark_backfill.kafka_ranges import READ_BATCH
+    from kafka_rekey.spark_backfill.jobs.backfill import _source_formats
+    from kafka_rekey.spark_backfill.kafka_ranges import READ_BATCH
 
     started = time.monotonic()
     config = kafka.librdkafka()

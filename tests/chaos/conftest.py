@@ -12,12 +12,12 @@ import pytest
 from confluent_kafka.admin import AdminClient
 from rich.console import Console
 
-from services.catalog_files import load_catalog
-from services.devtools.chaos.harness import PASSED, ChaosEnv, ChaosResult
-from services.devtools.chaos.report import print_result, record
-from services.devtools.embedded.kafka import KafkaCluster
-from services.topics.apply import apply_catalog
-from shared.catalog import Catalog
+from kafka_rekey.services.catalog_files import load_catalog
+from kafka_rekey.services.topics.apply import apply_catalog
+from kafka_rekey.shared.catalog import Catalog
+from kafka_rekey_dev.chaos.harness import PASSED, ChaosEnv, ChaosResult
+from kafka_rekey_dev.chaos.report import print_result, record
+from kafka_rekey_dev.embedded.kafka import KafkaCluster
 from tests.support.waiting import wait_until
 
 

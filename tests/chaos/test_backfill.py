@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from services.devtools.chaos.backfill import backfill_kill
-from services.devtools.chaos.harness import ChaosEnv
-from services.devtools.embedded.spark import SparkCluster
+from kafka_rekey_dev.chaos.backfill import backfill_kill
+from kafka_rekey_dev.chaos.harness import ChaosEnv
+from kafka_rekey_dev.embedded.spark import SparkCluster
 from tests.chaos.conftest import assert_passed
 
 pytestmark = [pytest.mark.broker, pytest.mark.registry, pytest.mark.spark]

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from confluent_kafka.admin import AdminClient
 
-from services.devtools.chaos.connect import connect_kill
-from services.devtools.chaos.harness import ChaosEnv
-from services.devtools.chaos.scenarios import (
+from kafka_rekey_dev.chaos.connect import connect_kill
+from kafka_rekey_dev.chaos.harness import ChaosEnv
+from kafka_rekey_dev.chaos.scenarios import (
     backfill_seam,
     broker_failure,
     kill_restart,

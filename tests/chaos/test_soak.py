@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from services.devtools.chaos.harness import ChaosEnv
-from services.devtools.chaos.scenarios import SCENARIOS
+from kafka_rekey_dev.chaos.harness import ChaosEnv
+from kafka_rekey_dev.chaos.scenarios import SCENARIOS
 from tests.chaos.conftest import assert_passed
 
 pytestmark = [pytest.mark.soak, pytest.mark.broker, pytest.mark.registry, pytest.mark.timeout(3600)]

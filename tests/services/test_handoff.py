@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from confluent_kafka import Producer
 
-from services.handoff import committed_task, task_key, task_partition, transactional_id
+from kafka_rekey.services.handoff import committed_task, task_key, task_partition, transactional_id
 
 pytestmark = pytest.mark.broker
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from services.registry.client import SchemaRegistryClient
-from services.settings import KafkaSettings, RegistrySettings, ServiceSettings, describe_invalid_settings
+from kafka_rekey.services.registry.client import SchemaRegistryClient
+from kafka_rekey.services.settings import KafkaSettings, RegistrySettings, ServiceSettings, describe_invalid_settings
 
 
 def _kafka(monkeypatch: pytest.MonkeyPatch, **env: str) -> KafkaSettings:
@@ -133,7 +133,7 @@ sink:
 
 
 def test_a_config_file_holds_each_group_under_its_name(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from services.sink.settings import SinkSettings
+    from kafka_rekey.services.sink.settings import SinkSettings
 
     config = tmp_path / "rekey.yaml"
     config.write_text(CONFIG)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.durations import parse_duration_ms, parse_instant
+from kafka_rekey.shared.durations import parse_duration_ms, parse_instant
 
 
 @pytest.mark.parametrize(("text", "millis"), [("30s", 30_000), ("15m", 900_000), ("1h", 3_600_000),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.handoff import (
+from kafka_rekey.shared.handoff import (
     Handoff,
     row_key_bytes,
     row_key_text,
@@ -12,7 +12,7 @@ from shared.handoff import (
     sequence_record,
     source_offset_record,
 )
-from shared.translation import row_key
+from kafka_rekey.shared.translation import row_key
 
 KEY_WITH_SCHEMA = (b'{"schema":{"type":"struct","fields":[{"type":"int64","optional":false,"field":"id"}],'
                    b'"optional":false,"name":"crm.public.interactions.Key"},"payload":{"id":42}}')

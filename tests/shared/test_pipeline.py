@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 
-from services.devtools.embedded.maven import REPO_ROOT
-from shared.avro import decode_body, frame, load_schema, parse_schema, stamp_sequence, unframe, wire_header
-from shared.catalog import parse_catalog
-from shared.pipeline import DeadLetter, RecordPipeline, Routed, sequence_headers
-from shared.routing import route
-from shared.translation import PoisonReason, Skip, SkipReason, SourceRecord
+from kafka_rekey.shared.avro import decode_body, frame, load_schema, parse_schema, stamp_sequence, unframe, wire_header
+from kafka_rekey.shared.catalog import parse_catalog
+from kafka_rekey.shared.pipeline import DeadLetter, RecordPipeline, Routed, sequence_headers
+from kafka_rekey.shared.routing import route
+from kafka_rekey.shared.translation import PoisonReason, Skip, SkipReason, SourceRecord
+from kafka_rekey_dev.embedded.maven import REPO_ROOT
 
 CATALOG = parse_catalog((REPO_ROOT / "catalog" / "topics.yaml").read_text(), "catalog/topics.yaml")
 SOURCE = CATALOG.sources[0]

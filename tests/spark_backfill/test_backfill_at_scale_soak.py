@@ -11,8 +11,8 @@ import os
 import pytest
 from rich.console import Console
 
-from services.settings import KafkaSettings, RegistrySettings
-from spark_backfill.bench import run_bench
+from kafka_rekey.services.settings import KafkaSettings, RegistrySettings
+from kafka_rekey_dev.bench.backfill import run_bench
 
 pytestmark = [pytest.mark.soak, pytest.mark.spark, pytest.mark.broker, pytest.mark.registry,
               pytest.mark.timeout(2 * 3600)]

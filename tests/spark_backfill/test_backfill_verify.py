@@ -14,17 +14,17 @@ import pytest
 from confluent_kafka import Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from services import handoff
-from services.catalog_files import load_catalog
-from services.devtools.chaos.backfill import WRITE_PARTITIONS, committed_tasks, start_backfill, wait_first_commit
-from services.devtools.chaos.harness import ChaosEnv
-from services.generation import generate_to_topic
-from services.settings import KafkaSettings, RegistrySettings
-from services.topics.apply import apply_catalog
-from shared.handoff import sequence_key
-from shared.partitioning import partition_for
-from spark_backfill.jobs.backfill import BackfillRequest, run_backfill
-from spark_backfill.jobs.verify import VerifyRequest, run_verify
+from kafka_rekey.services import handoff
+from kafka_rekey.services.catalog_files import load_catalog
+from kafka_rekey.services.generation import generate_to_topic
+from kafka_rekey.services.settings import KafkaSettings, RegistrySettings
+from kafka_rekey.services.topics.apply import apply_catalog
+from kafka_rekey.shared.handoff import sequence_key
+from kafka_rekey.shared.partitioning import partition_for
+from kafka_rekey.spark_backfill.jobs.backfill import BackfillRequest, run_backfill
+from kafka_rekey.spark_backfill.jobs.verify import VerifyRequest, run_verify
+from kafka_rekey_dev.chaos.backfill import WRITE_PARTITIONS, committed_tasks, start_backfill, wait_first_commit
+from kafka_rekey_dev.chaos.harness import ChaosEnv
 from tests.support.kafka import read_topic
 
 pytestmark = [pytest.mark.spark, pytest.mark.broker]

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from confluent_kafka.admin import AdminClient
 
-from services.devtools.embedded.workers import ServiceProcess
-from services.settings import KafkaSettings, RegistrySettings
-from spark_backfill.jobs.backfill import BackfillRequest, run_backfill
+from kafka_rekey.services.settings import KafkaSettings, RegistrySettings
+from kafka_rekey.spark_backfill.jobs.backfill import BackfillRequest, run_backfill
+from kafka_rekey_dev.embedded.workers import ServiceProcess
 from tests.fixtures.connect import DebeziumConnector
 from tests.support.crm import CrmTable, assert_each_change_once_in_order, cdc_catalog, wait_domain_events
 from tests.support.kafka import end_offsets, read_topic

@@ -25,17 +25,17 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
 
-from services.catalog_files import load_catalog
-from services.devtools.embedded.spark import SparkCluster
-from services.devtools.embedded.workers import ServiceProcess
-from services.generation import generate_to_topic
-from services.kafka.topics import create_topics
-from services.settings import KafkaSettings, RegistrySettings
-from shared.catalog import Catalog
-from shared.handoff import sequence_key
-from shared.partitioning import partition_for
-from shared.sequencing import SourcePosition
-from spark_backfill.jobs.verify import VerifyRequest, run_verify
+from kafka_rekey.services.catalog_files import load_catalog
+from kafka_rekey.services.generation import generate_to_topic
+from kafka_rekey.services.kafka.topics import create_topics
+from kafka_rekey.services.settings import KafkaSettings, RegistrySettings
+from kafka_rekey.shared.catalog import Catalog
+from kafka_rekey.shared.handoff import sequence_key
+from kafka_rekey.shared.partitioning import partition_for
+from kafka_rekey.shared.sequencing import SourcePosition
+from kafka_rekey.spark_backfill.jobs.verify import VerifyRequest, run_verify
+from kafka_rekey_dev.embedded.spark import SparkCluster
+from kafka_rekey_dev.embedded.workers import ServiceProcess
 from tests.fixtures.catalog import REPO_CATALOG, isolate_catalog_text
 from tests.support.kafka import Record, read_topic
 from tests.support.services import acl_env
@@ -56,9 +56,9 @@ PROBE = r"""
 import json, os, sys
 from pathlib import Path
 from pyspark import TaskContext
-from services.settings import KafkaSettings, RegistrySettings
-from spark_backfill.jobs.backfill import BackfillRequest, run_backfill
-from spark_backfill.session import build_session
+from kafka_rekey.services.settings import KafkaSettings, RegistrySettings
+from kafka_rekey.spark_backfill.jobs.backfill import BackfillRequest, run_backfill
+from kafka_rekey.spark_backfill.session import build_session
 
 def executor_of(pid):
     while pid > 1:
@@ -69,7 +69,7 @@ def executor_of(pid):
     return None
 
 def where(rows):
-    import shared
+    from kafka_rekey import shared
     yield {"partition": TaskContext.get().partitionId(), "python_pid": os.getpid(),
            "executor": executor_of(os.getpid()), "shared": shared.__file__, "cwd": os.getcwd()}
 
@@ -167,7 +167,7 @@ def test_tasks_run_in_executor_jvms_and_import_rekey_from_the_shipped_archive(cl
     assert cluster_run.driver_pid not in executors
     assert cluster_run.driver_pid not in {task["python_pid"] for task in seen["tasks"]}
     for task in seen["tasks"]:
-        assert task["shared"].endswith(f"{cluster_run.archive.name}/shared/__init__.py"), task
+        assert task["shared"].endswith(f"{cluster_run.archive.name}/kafka_rekey/shared/__init__.py"), task
         assert not task["shared"].startswith(str(CHECKOUT)) and task["cwd"] != str(cluster_run.cwd)
         assert str(cluster_run.cluster_dir) in task["cwd"]  # a worker's work directory
     assert dict(seen["groups"]) == {k: len(range(k, 40000, 101)) for k in range(101)}

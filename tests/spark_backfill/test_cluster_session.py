@@ -1,6 +1,6 @@
 """Where a job's Kafka connector and executors' Python come from, without dev tooling: the given properties, the
 jars a caller passes, $REKEY_SPARK_JARS, Spark's own jars/ directory, else Maven Central through
-`spark.jars.packages`; and the session module imports nothing of services.devtools."""
+`spark.jars.packages`; and the session module imports nothing of kafka_rekey_dev."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from spark_backfill import session
-from spark_backfill.session import JARS_ENV, connector_conf, expand_jars
+from kafka_rekey.spark_backfill import session
+from kafka_rekey.spark_backfill.session import JARS_ENV, connector_conf, expand_jars
 
 
 @pytest.fixture
@@ -59,8 +59,8 @@ def test_a_cluster_job_gets_no_local_settings() -> None:
 
 def test_the_session_module_does_not_import_dev_tooling() -> None:
     imported = subprocess.run(
-        [sys.executable, "-c", "import sys, spark_backfill.session, spark_backfill.pyfiles; "
-                               "print([m for m in sys.modules if m.startswith('services.devtools')])"],
+        [sys.executable, "-c", "import sys, kafka_rekey.spark_backfill.session, kafka_rekey.spark_backfill.pyfiles; "
+                               "print([m for m in sys.modules if m.startswith('kafka_rekey_dev')])"],
         capture_output=True, text=True, check=True,
     ).stdout.strip()
     assert imported == "[]"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from spark_backfill.extract import file_offsets, read_files
+from kafka_rekey.spark_backfill.extract import file_offsets, read_files
 
 pytestmark = pytest.mark.spark
 

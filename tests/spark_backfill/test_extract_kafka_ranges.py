@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Producer
 
-from services.settings import KafkaSettings
-from spark_backfill import transform
-from spark_backfill.extract import OffsetRange, snapshot, spark_kafka_options
-from spark_backfill.kafka_ranges import Split, group_splits, read_split, read_splits, splits
+from kafka_rekey.services.settings import KafkaSettings
+from kafka_rekey.spark_backfill import transform
+from kafka_rekey.spark_backfill.extract import OffsetRange, snapshot, spark_kafka_options
+from kafka_rekey.spark_backfill.kafka_ranges import Split, group_splits, read_split, read_splits, splits
 
 pytestmark = pytest.mark.spark
 
@@ -112,7 +112,7 @@ def test_the_python_read_gives_the_jvm_reads_records(spark, kafka_bootstrap: str
     assert _python_rows(kafka_bootstrap, [Split(topic, 0, 6, 10)]) == []
     assert _python_rows(kafka_bootstrap, [Split(topic, 0, 3, 3)]) == []
 
-    from services.catalog_files import load_catalog
+    from kafka_rekey.services.catalog_files import load_catalog
 
     spec = transform.TranslateSpec(CATALOG.read_text(), str(CATALOG), load_catalog(CATALOG).default_family,
                                    {topic: "ccaas-json"})

@@ -14,15 +14,15 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Producer
 
-from services.devtools.embedded.workers import ServiceProcess
-from services.generation import generate_to_topic
-from services.settings import KafkaSettings, RegistrySettings
-from shared.catalog import Catalog
-from shared.handoff import sequence_key
-from shared.partitioning import partition_for
-from shared.sequencing import SourcePosition
-from spark_backfill.jobs.backfill import BackfillRequest, run_backfill
-from spark_backfill.jobs.verify import VerifyRequest, run_verify
+from kafka_rekey.services.generation import generate_to_topic
+from kafka_rekey.services.settings import KafkaSettings, RegistrySettings
+from kafka_rekey.shared.catalog import Catalog
+from kafka_rekey.shared.handoff import sequence_key
+from kafka_rekey.shared.partitioning import partition_for
+from kafka_rekey.shared.sequencing import SourcePosition
+from kafka_rekey.spark_backfill.jobs.backfill import BackfillRequest, run_backfill
+from kafka_rekey.spark_backfill.jobs.verify import VerifyRequest, run_verify
+from kafka_rekey_dev.embedded.workers import ServiceProcess
 from tests.support.kafka import read_topic
 from tests.support.services import acl_env
 from tests.support.waiting import wait_until

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from services.settings import KafkaSettings
-from spark_backfill.extract import spark_kafka_options
+from kafka_rekey.services.settings import KafkaSettings
+from kafka_rekey.spark_backfill.extract import spark_kafka_options
 
 
 def _options(monkeypatch: pytest.MonkeyPatch, **env: str) -> dict[str, str]:

@@ -17,13 +17,13 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
 
-from services.catalog_files import load_catalog
-from services.devtools.embedded.workers import ServiceProcess
-from services.kafka.topics import create_topics
-from services.settings import KafkaSettings, RegistrySettings
-from shared.catalog import Catalog
-from shared.generation import GenerationConfig, generate
-from spark_backfill.jobs.backfill import BackfillRequest, run_backfill
+from kafka_rekey.services.catalog_files import load_catalog
+from kafka_rekey.services.kafka.topics import create_topics
+from kafka_rekey.services.settings import KafkaSettings, RegistrySettings
+from kafka_rekey.shared.catalog import Catalog
+from kafka_rekey.shared.generation import GenerationConfig, generate
+from kafka_rekey.spark_backfill.jobs.backfill import BackfillRequest, run_backfill
+from kafka_rekey_dev.embedded.workers import ServiceProcess
 from tests.fixtures.catalog import isolate_catalog_text, unique_name
 from tests.support.kafka import Record, read_topic
 from tests.support.services import acl_env

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from services.catalog_files import load_catalog
-from shared.avro import encode_body, frame, load_schema, parse_schema
-from shared.handoff import Handoff, sequence_key
-from shared.routing import route
-from shared.sequencing import SourcePosition, assign_sequences, source_order
-from shared.translation import DomainEventDraft, SourceRecord, to_avro_record, translate
-from spark_backfill import transform
-from spark_backfill.extract import source_schema
+from kafka_rekey.services.catalog_files import load_catalog
+from kafka_rekey.shared.avro import encode_body, frame, load_schema, parse_schema
+from kafka_rekey.shared.handoff import Handoff, sequence_key
+from kafka_rekey.shared.routing import route
+from kafka_rekey.shared.sequencing import SourcePosition, assign_sequences, source_order
+from kafka_rekey.shared.translation import DomainEventDraft, SourceRecord, to_avro_record, translate
+from kafka_rekey.spark_backfill import transform
+from kafka_rekey.spark_backfill.extract import source_schema
 
 pytestmark = pytest.mark.spark
 
@@ -200,7 +200,7 @@ def test_translate_source_matches_the_shared_translation_and_routing(spark) -> N
 def test_output_records_are_what_the_live_service_writes() -> None:
     """An event: Java-parity partition, UTF-8 key, the Avro wire format with its sequence stamped, headers `seq`
     then `src`; a poison pill: the DLQ with its original key, value and headers; the task's tally."""
-    from shared.avro import SplitEncoder
+    from kafka_rekey.shared.avro import SplitEncoder
 
     encoder = SplitEncoder(load_schema("interaction_event"))
     full = parse_schema(load_schema("interaction_event"))
@@ -254,8 +254,8 @@ def test_translated_cdc_rows_carry_what_the_row_memory_learns_and_the_hand_off_k
     """Each CDC event row names its row (`row_key`) and ids (`ids_to_remember`); per row the hand-off keeps the
     ids of its last change by offset, whatever schema block its keys carried; other sources, skips and poison
     pills teach nothing."""
-    from shared.handoff import row_record
-    from shared.translation import row_key
+    from kafka_rekey.shared.handoff import row_record
+    from kafka_rekey.shared.translation import row_key
 
     ids_1, ids_1_later = {"org_id": "org-a", "interaction_id": "i-1"}, {"org_id": "org-a", "interaction_id": "i-9"}
     ids_2 = {"org_id": "org-b", "interaction_id": "i-2"}

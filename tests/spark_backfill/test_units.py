@@ -8,10 +8,10 @@ from pathlib import Path
 import pyspark
 import pytest
 
-from shared.avro import SplitEncoder, encode_body, frame, load_schema, parse_schema, zigzag_varint
-from spark_backfill.extract import OffsetRange
-from spark_backfill.python_daemon import without_bundled_spark
-from spark_backfill.session import parse_conf, resolve_master, spark_conf
+from kafka_rekey.shared.avro import SplitEncoder, encode_body, frame, load_schema, parse_schema, zigzag_varint
+from kafka_rekey.spark_backfill.extract import OffsetRange
+from kafka_rekey.spark_backfill.python_daemon import without_bundled_spark
+from kafka_rekey.spark_backfill.session import parse_conf, resolve_master, spark_conf
 
 
 def test_master_is_local_unless_spark_submit_set_it(monkeypatch: pytest.MonkeyPatch) -> None:

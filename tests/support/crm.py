@@ -15,10 +15,10 @@ import yaml
 from confluent_kafka.admin import AdminClient
 from psycopg import sql
 
-from services.catalog_files import load_catalog
-from services.kafka.topics import create_topics
-from shared.avro import decode_body, load_schema, parse_schema, unframe
-from shared.catalog import Catalog
+from kafka_rekey.services.catalog_files import load_catalog
+from kafka_rekey.services.kafka.topics import create_topics
+from kafka_rekey.shared.avro import decode_body, load_schema, parse_schema, unframe
+from kafka_rekey.shared.catalog import Catalog
 from tests.support.kafka import read_topic
 from tests.support.waiting import wait_until
 

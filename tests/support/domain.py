@@ -10,15 +10,15 @@ from typing import Any
 import psycopg
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
-from services.kafka.producers import make_producer
-from services.registry.client import SchemaRegistryClient
-from services.registry.serde import AvroSerde
-from services.settings import KafkaSettings, RegistrySettings
-from services.sink.service import Sink, domain_decoder
-from services.sink.settings import SinkOptions, SinkSettings
-from services.sink.store import open_store
-from shared.avro import load_schema
-from shared.sink.events import SinkEvent, event_from_record
+from kafka_rekey.services.kafka.producers import make_producer
+from kafka_rekey.services.registry.client import SchemaRegistryClient
+from kafka_rekey.services.registry.serde import AvroSerde
+from kafka_rekey.services.settings import KafkaSettings, RegistrySettings
+from kafka_rekey.services.sink.service import Sink, domain_decoder
+from kafka_rekey.services.sink.settings import SinkOptions, SinkSettings
+from kafka_rekey.services.sink.store import open_store
+from kafka_rekey.shared.avro import load_schema
+from kafka_rekey.shared.sink.events import SinkEvent, event_from_record
 from tests.fixtures.kafka import FAST_GROUP_CONFIG
 from tests.support.kafka import end_offsets
 from tests.support.waiting import wait_until

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from services.kafka.reading import iter_topic
-from services.kafka.transient import LEADER_MOVING
+from kafka_rekey.services.kafka.reading import iter_topic
+from kafka_rekey.services.kafka.transient import LEADER_MOVING
 from tests.support.waiting import wait_until
 
 

@@ -34,7 +34,22 @@ def test_service_image_is_the_default_target_with_rekey_entrypoint() -> None:
     assert 'ENTRYPOINT ["rekey"]' in stages["service"]
     assert "EXPOSE 6066" in stages["service"]
     assert "ARG PYTHON_IMAGE=python:3.11-slim" in DOCKERFILE
-    assert 'pip install ".[spark]"' in stages["build"]
+    assert 'pip install ".[spark]"' in stages["build-spark"]
+
+
+def test_the_service_image_carries_no_spark_and_no_development_tooling() -> None:
+    stages = _stages()
+
+    build = [line for line in stages["build"].splitlines() if not line.startswith("#")]
+    assert [line for line in build if "pip install" in line] == ["RUN pip install ."]
+    assert not [line for line in build if "pyspark" in line.lower() or "[spark]" in line]
+    assert re.findall(r"^COPY --from=(\S+) /opt/rekey/venv ", stages["service"], flags=re.M) == ["build"]
+    assert re.findall(r"^COPY --from=(\S+) /opt/rekey/venv ", stages["backfill"], flags=re.M) == ["build-spark"]
+    assert "/opt/rekey/venv" not in stages["runtime"].replace("PATH=/opt/rekey/venv/bin", "")
+    copied = re.findall(r"^COPY (\S+) ", DOCKERFILE, flags=re.M)
+    assert not [source for source in copied if source.startswith("devtools")], copied
+    context = (REPO_ROOT / ".dockerignore").read_text().splitlines()
+    assert "**" in context and not [line for line in context if line.startswith("!devtools")]
 
 
 def test_images_run_as_the_uid_the_chart_expects() -> None:
@@ -55,7 +70,8 @@ def test_backfill_image_ships_the_spark_application_file_the_chart_points_at() -
     source = _heredocs()[path]
 
     tree = ast.parse(source)
-    assert any(isinstance(node, ast.ImportFrom) and node.module == "services.cli.main" for node in tree.body)
+    assert any(isinstance(node, ast.ImportFrom) and node.module == "kafka_rekey.services.cli.main"
+               for node in tree.body)
     assert "openjdk-17-jre-headless" in _stages()["backfill"]
 
 

@@ -16,11 +16,11 @@ import pytest
 from prometheus_client import Counter
 from prometheus_client.parser import text_string_to_metric_families
 
-from services.check.run import manifest_expectations
-from services.devtools.embedded.workers import ServiceProcess
-from services.generation.writer import generate_to_topic
-from services.runtime.metrics import CHECKPOINT_FAILURES
-from shared.catalog import Catalog
+from kafka_rekey.services.check.run import manifest_expectations
+from kafka_rekey.services.generation.writer import generate_to_topic
+from kafka_rekey.services.runtime.metrics import CHECKPOINT_FAILURES
+from kafka_rekey.shared.catalog import Catalog
+from kafka_rekey_dev.embedded.workers import ServiceProcess
 from tests.support.waiting import wait_until
 
 from .rendering import full_name, render

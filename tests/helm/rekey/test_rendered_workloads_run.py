@@ -21,9 +21,9 @@ import httpx
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from services.devtools.embedded.kafka import KafkaCluster
-from services.devtools.embedded.processes import terminate_with_parent
-from shared.catalog import parse_catalog
+from kafka_rekey.shared.catalog import parse_catalog
+from kafka_rekey_dev.embedded.kafka import KafkaCluster
+from kafka_rekey_dev.embedded.processes import terminate_with_parent
 from tests.helm.rekey.rendering import CI_SCENARIOS, Manifests, containers, render_ci
 from tests.helm.rekey.workloads import LocalWorkload, Stack, local_workload
 

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from pydantic_settings import BaseSettings
 
-from services.reconciliation.settings import ReconcilerSettings
-from services.runtime.settings import RuntimeSettings
-from services.settings import ServiceSettings
-from services.sink.settings import SinkSettings
+from kafka_rekey.services.reconciliation.settings import ReconcilerSettings
+from kafka_rekey.services.runtime.settings import RuntimeSettings
+from kafka_rekey.services.settings import ServiceSettings
+from kafka_rekey.services.sink.settings import SinkSettings
 from tests.helm.rekey.rendering import CI_SCENARIOS, containers, env_of, render, render_ci, render_error
 
 SETTINGS_OF_SERVICE: dict[str, type[BaseSettings]] = {

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kafka_rekey_dev.embedded.spark import job_environment
 from tests.helm.rekey.rendering import Manifests, env_of, pod_spec
 
 _REFERENCE = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
@@ -105,6 +106,7 @@ def local_workload(manifests: Manifests, obj: dict[str, Any], container: dict[st
     label = f"{obj['kind']}/{obj['metadata']['name']}/{container['name']}"
     mounted = _volume_dirs(manifests, pod, container, root / "volumes")
     env = {name: value for name, value in os.environ.items() if not name.startswith("REKEY_")}
+    env |= job_environment()
     for name, entry in env_of(container).items():
         value = _env_value(name, entry, stack, pod_fields(obj))
         if value is not None:
@@ -117,7 +119,7 @@ def local_workload(manifests: Manifests, obj: dict[str, Any], container: dict[st
         ports = {port["name"]: port["containerPort"] for port in container.get("ports", [])}
         target = ports.get(probe["port"], probe["port"])
         assert "REKEY_WEB_PORT" not in env, f"{label}: the probe port is the code's default web port"
-        from services.settings import ServiceSettings
+        from kafka_rekey.services.settings import ServiceSettings
 
         assert target == ServiceSettings.model_fields["web_port"].default, \
             f"{label}: the readiness probe targets {target}, the service listens on its default web port"

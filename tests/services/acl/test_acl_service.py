@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from services.check.drain import wait_drained
-from services.check.run import manifest_expectations, run_check
-from services.devtools.embedded.workers import ServiceProcess
-from services.generation.writer import generate_to_topic
-from services.settings import KafkaSettings, RegistrySettings
-from shared.catalog import Catalog
-from shared.partitioning import partition_for
+from kafka_rekey.services.check.drain import wait_drained
+from kafka_rekey.services.check.run import manifest_expectations, run_check
+from kafka_rekey.services.generation.writer import generate_to_topic
+from kafka_rekey.services.settings import KafkaSettings, RegistrySettings
+from kafka_rekey.shared.catalog import Catalog
+from kafka_rekey.shared.partitioning import partition_for
+from kafka_rekey_dev.embedded.workers import ServiceProcess
 from tests.support.kafka import read_topic
 from tests.support.waiting import wait_until
 

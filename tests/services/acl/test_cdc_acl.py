@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from confluent_kafka.admin import AdminClient
 
-from services.devtools.embedded.connect import ConnectWorker
-from services.devtools.embedded.workers import ServiceProcess
-from shared.translation.connect_values import UNAVAILABLE, UNCHANGED
+from kafka_rekey.shared.translation.connect_values import UNAVAILABLE, UNCHANGED
+from kafka_rekey_dev.embedded.connect import ConnectWorker
+from kafka_rekey_dev.embedded.workers import ServiceProcess
 from tests.fixtures.connect import DebeziumConnector
 from tests.support.crm import CrmTable, assert_each_change_once_in_order, cdc_catalog, wait_domain_events
 from tests.support.kafka import read_topic

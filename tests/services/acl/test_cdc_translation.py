@@ -28,9 +28,8 @@ from confluent_kafka import KafkaException
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from services.devtools.embedded.connect import ConnectWorker, postgres_connector_config
-from shared.catalog.models import SourceTopic
-from shared.translation import (
+from kafka_rekey.shared.catalog.models import SourceTopic
+from kafka_rekey.shared.translation import (
     DomainEventDraft,
     Outcome,
     PoisonPill,
@@ -41,9 +40,10 @@ from shared.translation import (
     SourceRecord,
     compiled,
 )
-from shared.translation.connect_values import UNAVAILABLE, UNCHANGED
-from shared.translation.debezium import DebeziumSource
-from shared.translation.fields import EPOCH, ONE_MS
+from kafka_rekey.shared.translation.connect_values import UNAVAILABLE, UNCHANGED
+from kafka_rekey.shared.translation.debezium import DebeziumSource
+from kafka_rekey.shared.translation.fields import EPOCH, ONE_MS
+from kafka_rekey_dev.embedded.connect import ConnectWorker, postgres_connector_config
 from tests.fixtures.connect import DebeziumConnector, drop_slot_and_publication
 from tests.support.kafka import Record, end_offsets, read_topic
 from tests.support.waiting import wait_until

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Producer
 
-from services.devtools.embedded.workers import ServiceProcess
-from services.kafka.reading import iter_topic
-from shared.catalog import Catalog
+from kafka_rekey.services.kafka.reading import iter_topic
+from kafka_rekey.shared.catalog import Catalog
+from kafka_rekey_dev.embedded.workers import ServiceProcess
 from tests.support.kafka import end_offsets
 from tests.support.waiting import wait_until
 

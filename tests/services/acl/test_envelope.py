@@ -5,8 +5,8 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from services.acl.envelope import Envelope, decode_envelopes, encode_envelopes
-from services.runtime.state import GROUPED_RECORD_BYTES
+from kafka_rekey.services.acl.envelope import Envelope, decode_envelopes, encode_envelopes
+from kafka_rekey.services.runtime.state import GROUPED_RECORD_BYTES
 
 ENVELOPE = Envelope("interaction_events_low_v2", "org-1:call-1", b"\x00head", b"tail", "e-1", "src/0/5")
 

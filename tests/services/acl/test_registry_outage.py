@@ -13,15 +13,15 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from services.check.run import manifest_expectations, run_check
-from services.devtools.embedded.errors import NotReady
-from services.devtools.embedded.processes import free_port
-from services.devtools.embedded.workers import ServiceProcess
-from services.generation.writer import generate_to_topic
-from services.registry.client import SchemaRegistryClient
-from services.settings import KafkaSettings, RegistrySettings
-from shared.avro import load_schema
-from shared.catalog import Catalog
+from kafka_rekey.services.check.run import manifest_expectations, run_check
+from kafka_rekey.services.generation.writer import generate_to_topic
+from kafka_rekey.services.registry.client import SchemaRegistryClient
+from kafka_rekey.services.settings import KafkaSettings, RegistrySettings
+from kafka_rekey.shared.avro import load_schema
+from kafka_rekey.shared.catalog import Catalog
+from kafka_rekey_dev.embedded.errors import NotReady
+from kafka_rekey_dev.embedded.processes import free_port
+from kafka_rekey_dev.embedded.workers import ServiceProcess
 from tests.support.forwarding import Forwarder
 from tests.support.kafka import read_topic
 from tests.support.services import acl_env

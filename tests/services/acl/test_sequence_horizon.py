@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from services.check.run import manifest_expectations
-from services.devtools.embedded.workers import ServiceProcess
-from shared.catalog import Catalog
+from kafka_rekey.services.check.run import manifest_expectations
+from kafka_rekey.shared.catalog import Catalog
+from kafka_rekey_dev.embedded.workers import ServiceProcess
 from tests.services.acl.test_acl_service import _check, _env, _generate, _wait_drained
 from tests.support.kafka import read_topic
 from tests.support.waiting import wait_until

@@ -3,7 +3,7 @@
 
 The live ACL re-keys them in waves; with the horizon, set to a few minutes, the waves before the last few are
 idle past it by the end. Then the worker's stores are counted (live keys, forgotten records, bytes on disk) and
-a worker started on an empty data directory restores them (`services.devtools.bench.restore.cold_restore`).
+a worker started on an empty data directory restores them (`kafka_rekey_dev.bench.restore.cold_restore`).
 Each run prints one JSON line of its figures and appends it to `var/soak/sequence-horizon.jsonl`."""
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from services.devtools.bench.restore import cold_restore
-from services.devtools.embedded.kafka import KafkaCluster
-from services.devtools.embedded.maven import REPO_ROOT
-from services.devtools.embedded.workers import ServiceProcess
-from services.generation.writer import generate_to_topic
-from services.runtime.state import RocksStore, rocks_options
-from shared.catalog import Catalog
-from shared.sequencing.horizon import is_forgotten_record
+from kafka_rekey.services.generation.writer import generate_to_topic
+from kafka_rekey.services.runtime.state import RocksStore, rocks_options
+from kafka_rekey.shared.catalog import Catalog
+from kafka_rekey.shared.sequencing.horizon import is_forgotten_record
+from kafka_rekey_dev.bench.restore import cold_restore
+from kafka_rekey_dev.embedded.kafka import KafkaCluster
+from kafka_rekey_dev.embedded.maven import REPO_ROOT
+from kafka_rekey_dev.embedded.workers import ServiceProcess
 from tests.services.acl.test_acl_service import _env, _wait_drained
 
 pytestmark = [pytest.mark.soak, pytest.mark.broker, pytest.mark.timeout(3 * 3600)]

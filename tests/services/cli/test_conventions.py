@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from services.cli.main import app
+from kafka_rekey.services.cli.main import app
 
 
 @pytest.mark.parametrize("command", [

@@ -7,10 +7,10 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from services.cli.errors import user_errors
-from services.devtools.embedded.processes import free_port
-from services.registry.client import SchemaRegistryClient
-from services.settings import KafkaSettings, RegistrySettings
+from kafka_rekey.services.cli.errors import user_errors
+from kafka_rekey.services.registry.client import SchemaRegistryClient
+from kafka_rekey.services.settings import KafkaSettings, RegistrySettings
+from kafka_rekey_dev.embedded.processes import free_port
 
 
 def _command(action):  # type: ignore[no-untyped-def]

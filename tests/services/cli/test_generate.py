@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from services.cli.main import app
+from kafka_rekey.services.cli.main import app
 from tests.support.kafka import read_topic
 
 pytestmark = pytest.mark.broker

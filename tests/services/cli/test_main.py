@@ -9,8 +9,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from services.cli.main import app
-from services.devtools.embedded.processes import free_port
+from kafka_rekey.services.cli.main import app
+from kafka_rekey_dev.embedded.processes import free_port
 
 
 def flat(output: str) -> str:

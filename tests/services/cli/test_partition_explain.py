@@ -7,9 +7,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from services.cli.main import app
-from services.devtools.embedded.maven import REPO_ROOT
-from shared.partitioning import partition_for
+from kafka_rekey.services.cli.main import app
+from kafka_rekey.shared.partitioning import partition_for
+from kafka_rekey_dev.embedded.maven import REPO_ROOT
 
 runner = CliRunner()
 CATALOG = str(REPO_ROOT / "catalog" / "topics.yaml")

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from services.cli.main import app
-from services.kafka.producers import make_producer
-from services.settings import KafkaSettings
+from kafka_rekey.services.cli.main import app
+from kafka_rekey.services.kafka.producers import make_producer
+from kafka_rekey.services.settings import KafkaSettings
 from tests.shared.planning.zipf import zipf_rows
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

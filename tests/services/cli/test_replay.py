@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from services.cli.main import app
+from kafka_rekey.services.cli.main import app
 
 
 @pytest.mark.parametrize(("args", "message"), [

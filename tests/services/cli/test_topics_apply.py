@@ -11,11 +11,11 @@ from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 from typer.testing import CliRunner
 
-from services.cli.errors import ExitCode
-from services.cli.main import app
-from services.kafka.producers import make_producer
-from services.settings import KafkaSettings
-from shared.partitioning import moved_keys
+from kafka_rekey.services.cli.errors import ExitCode
+from kafka_rekey.services.cli.main import app
+from kafka_rekey.services.kafka.producers import make_producer
+from kafka_rekey.services.settings import KafkaSettings
+from kafka_rekey.shared.partitioning import moved_keys
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.broker

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from services.cli.main import app
-from services.devtools.embedded.maven import REPO_ROOT
-from shared.catalog import parse_catalog, render_markdown
+from kafka_rekey.services.cli.main import app
+from kafka_rekey.shared.catalog import parse_catalog, render_markdown
+from kafka_rekey_dev.embedded.maven import REPO_ROOT
 
 
 def test_docs_writes_the_rendered_catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,8 +10,8 @@ import pytest
 from confluent_kafka import Producer
 from typer.testing import CliRunner
 
-from services.cli.main import app
-from shared.partitioning import partition_for
+from kafka_rekey.services.cli.main import app
+from kafka_rekey.shared.partitioning import partition_for
 
 CATALOG = str(Path(__file__).resolve().parents[3] / "catalog" / "topics.yaml")
 EVENT = {"orgId": "org-1", "interactionId": "call-1", "eventId": "e-1", "eventType": "start",
@@ -105,8 +105,8 @@ def test_a_missing_topic_is_one_line_naming_it(kafka_bootstrap: str) -> None:
 def _debezium_avro(topic: str, registry_url: str) -> list[tuple[bytes, bytes]]:
     """A create and a delete (ids only in the key) of the `interactions` table through the Avro converter, with
     the writer schemas registered as the converter registers them (`<topic>-key`, `<topic>-value`)."""
-    from services.registry.client import SchemaRegistryClient
-    from services.settings import RegistrySettings
+    from kafka_rekey.services.registry.client import SchemaRegistryClient
+    from kafka_rekey.services.settings import RegistrySettings
     from tests.shared.translation.test_debezium_avro import KEY_SCHEMA, ROW, VALUE_SCHEMA, avro, change
 
     with SchemaRegistryClient(RegistrySettings(url=registry_url)) as registry:

@@ -13,15 +13,15 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from services.check.drain import wait_drained
-from services.check.run import run_check
-from services.cli.main import app
-from services.devtools.embedded.workers import ServiceProcess
-from services.generation.writer import generate_to_topic
-from services.kafka.producers import make_producer
-from services.settings import KafkaSettings, RegistrySettings
-from shared.catalog import Catalog
-from shared.redrive import REDRIVEN_FROM_HEADER
+from kafka_rekey.services.check.drain import wait_drained
+from kafka_rekey.services.check.run import run_check
+from kafka_rekey.services.cli.main import app
+from kafka_rekey.services.generation.writer import generate_to_topic
+from kafka_rekey.services.kafka.producers import make_producer
+from kafka_rekey.services.settings import KafkaSettings, RegistrySettings
+from kafka_rekey.shared.catalog import Catalog
+from kafka_rekey.shared.redrive import REDRIVEN_FROM_HEADER
+from kafka_rekey_dev.embedded.workers import ServiceProcess
 from tests.support.kafka import read_topic
 from tests.support.waiting import wait_until
 

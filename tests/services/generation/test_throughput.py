@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from services.generation import generate_to_topic
+from kafka_rekey.services.generation import generate_to_topic
 from tests.support.kafka import end_offsets
 
 pytestmark = [pytest.mark.broker, pytest.mark.soak, pytest.mark.timeout(3600)]

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from confluent_kafka.admin import NewTopic
 
-from services.generation import GenerationError, generate_to_topic
-from shared.generation import GenerationConfig, RecordKind, generate
-from shared.generation.config import GENERATED_FORMATS
-from shared.translation import SourceFormat
+from kafka_rekey.services.generation import GenerationError, generate_to_topic
+from kafka_rekey.shared.generation import GenerationConfig, RecordKind, generate
+from kafka_rekey.shared.generation.config import GENERATED_FORMATS
+from kafka_rekey.shared.translation import SourceFormat
 from tests.support.kafka import read_topic
 
 pytestmark = pytest.mark.broker

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from services.devtools.embedded.processes import free_port
-from services.kafka.connectivity import KafkaUnreachable, require_kafka
-from services.settings import KafkaSettings
+from kafka_rekey.services.kafka.connectivity import KafkaUnreachable, require_kafka
+from kafka_rekey.services.settings import KafkaSettings
+from kafka_rekey_dev.embedded.processes import free_port
 from tests.fixtures.kafka import SASL_USERS
 
 

@@ -8,7 +8,7 @@ import uuid
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
-from services.kafka.offsets import NO_OFFSET, committed_offsets
+from kafka_rekey.services.kafka.offsets import NO_OFFSET, committed_offsets
 
 pytestmark = pytest.mark.broker
 

@@ -7,9 +7,9 @@ from collections.abc import Callable
 import pytest
 from confluent_kafka import Producer
 
-from services.kafka.producers import check_partitioner_config, make_producer
-from services.settings import KafkaSettings
-from shared.partitioning import partition_for
+from kafka_rekey.services.kafka.producers import check_partitioner_config, make_producer
+from kafka_rekey.services.settings import KafkaSettings
+from kafka_rekey.shared.partitioning import partition_for
 from tests.support.kafka import read_topic
 
 pytestmark = pytest.mark.broker

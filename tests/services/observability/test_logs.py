@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import pytest
 import structlog
 
-from services.observability.librdkafka import LIBRDKAFKA_LOGGER
-from services.observability.logs import configure_logging
+from kafka_rekey.services.observability.librdkafka import LIBRDKAFKA_LOGGER
+from kafka_rekey.services.observability.logs import configure_logging
 
 
 @pytest.fixture
@@ -46,8 +46,8 @@ def test_librdkafka_is_silent_until_configured(capsys: pytest.CaptureFixture[str
 
 
 def test_only_the_command_line_tools_route_client_logs() -> None:
-    from services.observability.librdkafka import route_client_logs
-    from services.settings import KafkaSettings
+    from kafka_rekey.services.observability.librdkafka import route_client_logs
+    from kafka_rekey.services.settings import KafkaSettings
 
     route_client_logs(False)  # as `rekey run` sets it (a CLI command run in-process earlier may have turned it on)
     assert "logger" not in KafkaSettings().librdkafka()  # a service: librdkafka prints its own lines
@@ -61,8 +61,8 @@ def test_only_the_command_line_tools_route_client_logs() -> None:
 def test_a_command_run_in_process_leaves_the_routing_as_it_found_it() -> None:
     from typer.testing import CliRunner
 
-    from services.cli.main import app
-    from services.settings import KafkaSettings
+    from kafka_rekey.services.cli.main import app
+    from kafka_rekey.services.settings import KafkaSettings
 
     handlers, level = LIBRDKAFKA_LOGGER.handlers[:], LIBRDKAFKA_LOGGER.level
     result = CliRunner().invoke(app, ["-vv", "partition", "org-1", "--partitions", "12"])

@@ -16,16 +16,16 @@ import pytest
 from confluent_kafka.admin import AdminClient
 from typer.testing import CliRunner
 
-from services.catalog_files import load_catalog
-from services.cli.main import app
-from services.devtools.embedded.workers import ServiceProcess
-from services.kafka.producers import make_producer
-from services.registry.client import SchemaRegistryClient
-from services.registry.serde import AvroSerde
-from services.settings import KafkaSettings, RegistrySettings
-from shared.avro import load_schema
-from shared.routing import route
-from shared.translation import DomainEventDraft, SourceRecord, to_avro_record, translate
+from kafka_rekey.services.catalog_files import load_catalog
+from kafka_rekey.services.cli.main import app
+from kafka_rekey.services.kafka.producers import make_producer
+from kafka_rekey.services.registry.client import SchemaRegistryClient
+from kafka_rekey.services.registry.serde import AvroSerde
+from kafka_rekey.services.settings import KafkaSettings, RegistrySettings
+from kafka_rekey.shared.avro import load_schema
+from kafka_rekey.shared.routing import route
+from kafka_rekey.shared.translation import DomainEventDraft, SourceRecord, to_avro_record, translate
+from kafka_rekey_dev.embedded.workers import ServiceProcess
 from tests.support.domain import BASE_TIME, drain, make_sink, produce, settings_for, snapshot
 from tests.support.kafka import create_topic, read_topic
 from tests.support.waiting import wait_until

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from services.devtools.embedded.processes import free_port
-from services.registry.client import SchemaRegistryClient
-from services.registry.errors import IncompatibleSchema, RegistryUnavailable, SchemaNotFound
-from services.settings import RegistrySettings
-from shared.avro import load_schema
+from kafka_rekey.services.registry.client import SchemaRegistryClient
+from kafka_rekey.services.registry.errors import IncompatibleSchema, RegistryUnavailable, SchemaNotFound
+from kafka_rekey.services.settings import RegistrySettings
+from kafka_rekey.shared.avro import load_schema
+from kafka_rekey_dev.embedded.processes import free_port
 
 pytestmark = pytest.mark.registry
 

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from services.devtools.embedded.processes import free_port
-from services.registry.client import SchemaRegistryClient
-from services.registry.errors import RegistryUnavailable
-from services.registry.memory import FILE_NAME, Remembered, SchemaIdMemory, fingerprint, recall, remember
-from services.registry.serde import AvroSerde
-from services.settings import RegistrySettings
-from shared.avro import load_schema, schema_text
+from kafka_rekey.services.registry.client import SchemaRegistryClient
+from kafka_rekey.services.registry.errors import RegistryUnavailable
+from kafka_rekey.services.registry.memory import FILE_NAME, Remembered, SchemaIdMemory, fingerprint, recall, remember
+from kafka_rekey.services.registry.serde import AvroSerde
+from kafka_rekey.services.settings import RegistrySettings
+from kafka_rekey.shared.avro import load_schema, schema_text
+from kafka_rekey_dev.embedded.processes import free_port
 
 REGISTRY = "http://registry.example:8081"
 TEXT = schema_text(load_schema("interaction_event"))

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from services.devtools.embedded.processes import free_port
-from services.registry.client import SchemaRegistryClient
-from services.registry.errors import IncompatibleSchema, RegistryUnavailable
-from services.registry.serde import AvroSerde
-from services.settings import RegistrySettings
-from shared.avro import AvroCodecError, WireFormatError, load_schema, unframe
+from kafka_rekey.services.registry.client import SchemaRegistryClient
+from kafka_rekey.services.registry.errors import IncompatibleSchema, RegistryUnavailable
+from kafka_rekey.services.registry.serde import AvroSerde
+from kafka_rekey.services.settings import RegistrySettings
+from kafka_rekey.shared.avro import AvroCodecError, WireFormatError, load_schema, unframe
+from kafka_rekey_dev.embedded.processes import free_port
 
 pytestmark = pytest.mark.registry
 

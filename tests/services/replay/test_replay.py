@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from services.check.drain import wait_drained
-from services.cli.main import app
-from services.devtools.embedded.workers import ServiceProcess
-from services.generation.writer import generate_to_topic
-from shared.catalog import Catalog
-from shared.partitioning import partition_for
+from kafka_rekey.services.check.drain import wait_drained
+from kafka_rekey.services.cli.main import app
+from kafka_rekey.services.generation.writer import generate_to_topic
+from kafka_rekey.shared.catalog import Catalog
+from kafka_rekey.shared.partitioning import partition_for
+from kafka_rekey_dev.embedded.workers import ServiceProcess
 from tests.support.kafka import create_topic, read_topic
 from tests.support.services import acl_env
 from tests.support.waiting import wait_until

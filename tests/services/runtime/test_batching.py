@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from services.runtime.batching import BATCH_SECONDS, next_request
+from kafka_rekey.services.runtime.batching import BATCH_SECONDS, next_request
 
 
 def test_records_of_one_item_each_are_asked_for_a_whole_batch_at_a_time() -> None:

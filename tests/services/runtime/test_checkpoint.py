@@ -7,10 +7,10 @@ import time
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException
 
-from services.runtime.checkpoint import Checkpoint
-from services.runtime.failures import CheckpointFailed, ProducerStuck
-from services.runtime.output_producer import OutputProducer, within_deadline
-from services.runtime.phases import CheckpointState, IllegalTransition, Phase
+from kafka_rekey.services.runtime.checkpoint import Checkpoint
+from kafka_rekey.services.runtime.failures import CheckpointFailed, ProducerStuck
+from kafka_rekey.services.runtime.output_producer import OutputProducer, within_deadline
+from kafka_rekey.services.runtime.phases import CheckpointState, IllegalTransition, Phase
 
 
 def test_a_call_that_never_returns_is_reported_stuck_at_the_deadline() -> None:

@@ -13,11 +13,11 @@ from collections.abc import Callable
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
-from services.runtime.checkpoint import Checkpoint
-from services.runtime.failures import CheckpointFailed
-from services.runtime.output_producer import OutputProducer
-from services.runtime.phases import Phase
-from services.runtime.state import MemoryStore, Table
+from kafka_rekey.services.runtime.checkpoint import Checkpoint
+from kafka_rekey.services.runtime.failures import CheckpointFailed
+from kafka_rekey.services.runtime.output_producer import OutputProducer
+from kafka_rekey.services.runtime.phases import Phase
+from kafka_rekey.services.runtime.state import MemoryStore, Table
 from tests.support.kafka import read_topic
 
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
-from services.runtime.failures import CheckpointFailed
-from services.runtime.output_producer import OutputProducer
+from kafka_rekey.services.runtime.failures import CheckpointFailed
+from kafka_rekey.services.runtime.output_producer import OutputProducer
 
 UNREACHABLE = {"bootstrap.servers": "127.0.0.1:9", "transactional.id": "rekey-test-output-producer"}
 

@@ -16,9 +16,9 @@ import pytest
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
-from services.runtime import state
-from services.runtime.state import MemoryStore, RocksStore, Table, changelog_ends, rocks_options
-from services.runtime.topics import InternalTopic, align_configs, changelog_config, ensure_topics
+from kafka_rekey.services.runtime import state
+from kafka_rekey.services.runtime.state import MemoryStore, RocksStore, Table, changelog_ends, rocks_options
+from kafka_rekey.services.runtime.topics import InternalTopic, align_configs, changelog_config, ensure_topics
 
 KEY = b"org_timeline/org-acme:10"
 

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import pytest
 from confluent_kafka import TopicPartition
 
-from services.runtime import state
-from services.runtime.state import MemoryStore, Table, restore_tables
+from kafka_rekey.services.runtime import state
+from kafka_rekey.services.runtime.state import MemoryStore, Table, restore_tables
 from tests.services.runtime.fakes import FakeMessage
 
 CHANGELOG = "seen-changelog"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from services.runtime.settings import RuntimeSettings
+from kafka_rekey.services.runtime.settings import RuntimeSettings
 
 
 def test_transactional_producer_retries_refused_transaction_requests_after_the_configured_backoff() -> None:

@@ -8,8 +8,8 @@ import httpx
 import msgspec
 import pytest
 
-from services.observability.http import HealthServer
-from services.runtime.state import (
+from kafka_rekey.services.observability.http import HealthServer
+from kafka_rekey.services.runtime.state import (
     GROUPED_RECORD_BYTES,
     MemoryStore,
     RestoreProgress,
@@ -22,7 +22,7 @@ from services.runtime.state import (
     fold_changelog,
     rocks_options,
 )
-from services.runtime.topics import changelog_config, expiring_changelog_config
+from kafka_rekey.services.runtime.topics import changelog_config, expiring_changelog_config
 
 
 def _value(table: Table, value: list[object], offset: int) -> bytes:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from prometheus_client import REGISTRY
 
-from services.runtime import metrics
-from services.runtime.metrics import TopOrgs
+from kafka_rekey.services.runtime import metrics
+from kafka_rekey.services.runtime.metrics import TopOrgs
 
 
 def _exported(org: str) -> float | None:

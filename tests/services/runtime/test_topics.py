@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from confluent_kafka.admin import AdminClient
 
-from services.runtime.topics import InternalTopic, changelog_config, ensure_topics
+from kafka_rekey.services.runtime.topics import InternalTopic, changelog_config, ensure_topics
 
 
 def test_a_changelog_with_fewer_partitions_than_its_input_grows_to_them(

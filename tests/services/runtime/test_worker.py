@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
-from services.runtime.phases import Phase
-from services.runtime.settings import RuntimeSettings
-from services.runtime.worker import KafkaClients, Worker
+from kafka_rekey.services.runtime.phases import Phase
+from kafka_rekey.services.runtime.settings import RuntimeSettings
+from kafka_rekey.services.runtime.worker import KafkaClients, Worker
 from tests.services.runtime.fakes import FakeMessage
 
 SOURCE, OUTPUT = "source", "out"

@@ -8,8 +8,8 @@ from collections.abc import Callable
 import psycopg
 import pytest
 
-from services.sink.store import SinkStoreError
-from shared.sink.state import derive_state
+from kafka_rekey.services.sink.store import SinkStoreError
+from kafka_rekey.shared.sink.state import derive_state
 from tests.support.domain import (
     BASE_TIME,
     committed_offsets,

@@ -10,8 +10,8 @@ import httpx
 import psycopg
 import pytest
 
-from services.devtools.embedded.workers import ServiceProcess
-from shared.sink.state import derive_state
+from kafka_rekey.shared.sink.state import derive_state
+from kafka_rekey_dev.embedded.workers import ServiceProcess
 from tests.support.domain import committed_offsets, interaction_events, produce, sink_events
 from tests.support.kafka import end_offsets
 from tests.support.waiting import wait_until

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from services.sink.store import Rejected, SinkStore, open_store
-from shared.sink.events import SinkEvent
-from shared.sink.plan import plan_batch
-from shared.sink.state import derive_state
-from shared.sink.watermark import Watermark
+from kafka_rekey.services.sink.store import Rejected, SinkStore, open_store
+from kafka_rekey.shared.sink.events import SinkEvent
+from kafka_rekey.shared.sink.plan import plan_batch
+from kafka_rekey.shared.sink.state import derive_state
+from kafka_rekey.shared.sink.watermark import Watermark
 from tests.shared.sink.builders import event
 
 

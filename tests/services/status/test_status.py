@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from services.check.run import manifest_expectations
-from services.cli.main import app
-from services.devtools.embedded.workers import ServiceProcess
-from services.generation.writer import generate_to_topic
-from services.status.collect import Status, collect, service_groups
-from shared.catalog import Catalog
+from kafka_rekey.services.check.run import manifest_expectations
+from kafka_rekey.services.cli.main import app
+from kafka_rekey.services.generation.writer import generate_to_topic
+from kafka_rekey.services.status.collect import Status, collect, service_groups
+from kafka_rekey.shared.catalog import Catalog
+from kafka_rekey_dev.embedded.workers import ServiceProcess
 from tests.support.services import acl_env
 from tests.support.waiting import wait_until
 
@@ -67,8 +67,8 @@ def test_status_shows_catalog_drift_and_a_pending_handoff(provisioned_catalog: t
                                                           kafka_bootstrap: str) -> None:
     from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 
-    from services.handoff import DATA_WRITTEN, RunRecord, write_run
-    from spark_backfill.extract import OffsetRange
+    from kafka_rekey.services.handoff import DATA_WRITTEN, RunRecord, write_run
+    from kafka_rekey.spark_backfill.extract import OffsetRange
 
     catalog_path, catalog = provisioned_catalog
     config = {"bootstrap.servers": kafka_bootstrap}

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from services.observability.http import HealthServer
-from services.runtime.state import RestoreProgress
-from services.status.workers import worker_state
+from kafka_rekey.services.observability.http import HealthServer
+from kafka_rekey.services.runtime.state import RestoreProgress
+from kafka_rekey.services.status.workers import worker_state
 
 
 @pytest.fixture

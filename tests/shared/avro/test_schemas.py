@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.avro import AvroCodecError, decode_body, encode_body, load_schema, parse_schema, schema_names
+from kafka_rekey.shared.avro import AvroCodecError, decode_body, encode_body, load_schema, parse_schema, schema_names
 
 
 def test_interaction_event_is_shipped_and_parses() -> None:

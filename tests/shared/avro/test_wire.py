@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shared.avro import WireFormatError, frame, unframe
+from kafka_rekey.shared.avro import WireFormatError, frame, unframe
 
 
 def test_frame_layout_is_magic_zero_then_big_endian_id() -> None:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from services.devtools.embedded.maven import REPO_ROOT
-from shared.catalog import parse_catalog, render_markdown
-from shared.catalog.docs import retention_text
+from kafka_rekey.shared.catalog import parse_catalog, render_markdown
+from kafka_rekey.shared.catalog.docs import retention_text
+from kafka_rekey_dev.embedded.maven import REPO_ROOT
 
 CATALOG = parse_catalog((REPO_ROOT / "catalog/topics.yaml").read_text(), "catalog/topics.yaml")
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from services.devtools.embedded.maven import REPO_ROOT
-from shared.catalog import Drift, ObservedTopic, parse_catalog, topic_drift
+from kafka_rekey.shared.catalog import Drift, ObservedTopic, parse_catalog, topic_drift
+from kafka_rekey_dev.embedded.maven import REPO_ROOT
 
 LOW = parse_catalog((REPO_ROOT / "catalog/topics.yaml").read_text(), "catalog/topics.yaml").topic(
     "interaction_events_low_v2"

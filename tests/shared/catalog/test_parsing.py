@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import yaml
 
-from services.devtools.embedded.maven import REPO_ROOT
-from shared.catalog import CatalogError, parse_catalog
+from kafka_rekey.shared.catalog import CatalogError, parse_catalog
+from kafka_rekey_dev.embedded.maven import REPO_ROOT
 
 SOURCE = "catalog/topics.yaml"
 TEXT = (REPO_ROOT / SOURCE).read_text()

@@ -8,8 +8,8 @@ import io
 import json
 from typing import Any
 
-from shared.checking.cdc import CdcEvent, RowChange, check_cdc, read_manifest, text_digest
-from shared.partitioning import partition_for
+from kafka_rekey.shared.checking.cdc import CdcEvent, RowChange, check_cdc, read_manifest, text_digest
+from kafka_rekey.shared.partitioning import partition_for
 
 TOPIC = "events_v2"
 PARTITIONS = {TOPIC: 8}

@@ -3,8 +3,8 @@ conflict and always a violation; gaps and order are judged on first occurrences.
 
 from __future__ import annotations
 
-from shared.checking import OutputRecord, check_outputs
-from shared.partitioning import partition_for
+from kafka_rekey.shared.checking import OutputRecord, check_outputs
+from kafka_rekey.shared.partitioning import partition_for
 
 TOPIC, KEY = "t_v1", "org-1:i-1"
 PARTITION = partition_for(KEY, 4)

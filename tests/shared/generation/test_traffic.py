@@ -9,9 +9,17 @@ from typing import Any
 
 import pytest
 
-from shared.generation import GenerationConfig, PlannedRecord, RecordKind, generate
-from shared.generation.config import GENERATED_FORMATS
-from shared.translation import DomainEventDraft, PoisonPill, Skip, SkipReason, SourceFormat, SourceRecord, translate
+from kafka_rekey.shared.generation import GenerationConfig, PlannedRecord, RecordKind, generate
+from kafka_rekey.shared.generation.config import GENERATED_FORMATS
+from kafka_rekey.shared.translation import (
+    DomainEventDraft,
+    PoisonPill,
+    Skip,
+    SkipReason,
+    SourceFormat,
+    SourceRecord,
+    translate,
+)
 
 LIFECYCLE_ORDER = {"start": 0, "answer": 1, "transfer": 2, "end": 3}
 

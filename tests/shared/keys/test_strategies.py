@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shared.keys import (
+from kafka_rekey.shared.keys import (
     BASE_STRATEGIES,
     KEY_STRATEGIES,
     ORDERING_GUARANTEES,
@@ -15,7 +15,7 @@ from shared.keys import (
     salted_key,
     synthetic_keys,
 )
-from shared.partitioning import partition_for
+from kafka_rekey.shared.partitioning import partition_for
 
 
 def test_base_keys() -> None:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from services.devtools.embedded import maven
-from services.devtools.embedded.errors import ToolMissing
-from shared.partitioning import murmur2, partition_for
+from kafka_rekey.shared.partitioning import murmur2, partition_for
+from kafka_rekey_dev.embedded import maven
+from kafka_rekey_dev.embedded.errors import ToolMissing
 
 JAVA_PROGRAM = """
 import java.io.*;

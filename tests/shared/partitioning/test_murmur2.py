@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shared.partitioning import key_partition, murmur2, partition_for, to_positive
+from kafka_rekey.shared.partitioning import key_partition, murmur2, partition_for, to_positive
 
 # org.apache.kafka.common.utils.UtilsTest#testMurmur2, plus the empty input.
 KAFKA_VECTORS = [

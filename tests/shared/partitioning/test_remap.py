@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shared.partitioning import moved_keys, partition_for
+from kafka_rekey.shared.partitioning import moved_keys, partition_for
 
 
 def test_same_partition_count_moves_nothing() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.planning import SampleRow, parse_sample, rows_from_keys
+from kafka_rekey.shared.planning import SampleRow, parse_sample, rows_from_keys
 
 
 def test_csv_with_and_without_weight() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.planning import required_partitions, skew_headroom
+from kafka_rekey.shared.planning import required_partitions, skew_headroom
 
 
 @pytest.mark.parametrize(("peak", "target", "headroom", "expected"), [

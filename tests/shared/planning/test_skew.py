@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from shared.partitioning import partition_for
-from shared.planning import SampleRow, SimulationParams, SkewReport, simulate
+from kafka_rekey.shared.partitioning import partition_for
+from kafka_rekey.shared.planning import SampleRow, SimulationParams, SkewReport, simulate
 from tests.shared.planning.zipf import zipf_rows
 
 ZIPF = zipf_rows()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from shared.planning import SampleRow
+from kafka_rekey.shared.planning import SampleRow
 
 
 def zipf_rows(rows: int = 20_000, orgs: int = 200, exponent: float = 1.2, seed: int = 7) -> list[SampleRow]:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from shared.reconciliation.audit import compare, digest_windows, event_record, window_start
-from shared.reconciliation.events import reconciliation_required
+from kafka_rekey.shared.reconciliation.audit import compare, digest_windows, event_record, window_start
+from kafka_rekey.shared.reconciliation.events import reconciliation_required
 from tests.shared.sink.builders import event
 
 HOUR = 3_600_000

@@ -6,11 +6,10 @@ import json
 
 import pytest
 
-from services.devtools.embedded.maven import REPO_ROOT
-from shared.catalog import parse_catalog
-from shared.deadletter import dead_letter_headers
-from shared.pipeline import RecordPipeline
-from shared.redrive import (
+from kafka_rekey.shared.catalog import parse_catalog
+from kafka_rekey.shared.deadletter import dead_letter_headers
+from kafka_rekey.shared.pipeline import RecordPipeline
+from kafka_rekey.shared.redrive import (
     REDRIVEN_FROM_HEADER,
     AlreadyRedriven,
     Resend,
@@ -20,7 +19,8 @@ from shared.redrive import (
     hour_of,
     parse_dead_letter,
 )
-from shared.translation import SourceRecord
+from kafka_rekey.shared.translation import SourceRecord
+from kafka_rekey_dev.embedded.maven import REPO_ROOT
 
 CATALOG = parse_catalog((REPO_ROOT / "catalog" / "topics.yaml").read_text(), "catalog/topics.yaml")
 SOURCE = CATALOG.sources[0]

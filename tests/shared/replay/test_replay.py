@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from services.devtools.embedded.maven import REPO_ROOT
-from shared.catalog import parse_catalog
-from shared.partitioning import partition_for
-from shared.replay import in_sequence_order, is_org_key, org_scope, sequence_of
+from kafka_rekey.shared.catalog import parse_catalog
+from kafka_rekey.shared.partitioning import partition_for
+from kafka_rekey.shared.replay import in_sequence_order, is_org_key, org_scope, sequence_of
+from kafka_rekey_dev.embedded.maven import REPO_ROOT
 
 CATALOG = parse_catalog((REPO_ROOT / "catalog" / "topics.yaml").read_text(), "catalog/topics.yaml")
 

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from services.devtools.embedded.maven import REPO_ROOT
-from shared.catalog import Catalog, parse_catalog
-from shared.partitioning import partition_for
-from shared.routing import route
+from kafka_rekey.shared.catalog import Catalog, parse_catalog
+from kafka_rekey.shared.partitioning import partition_for
+from kafka_rekey.shared.routing import route
+from kafka_rekey_dev.embedded.maven import REPO_ROOT
 
 CATALOG = parse_catalog((REPO_ROOT / "catalog" / "topics.yaml").read_text(), "catalog/topics.yaml")
 

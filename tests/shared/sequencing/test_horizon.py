@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shared.sequencing import sequence_step
-from shared.sequencing.horizon import (
+from kafka_rekey.shared.sequencing import sequence_step
+from kafka_rekey.shared.sequencing.horizon import (
     DAY_MS,
     FORGOTTEN_PREFIX,
     KeyState,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shared.sequencing import Duplicate, Fresh, Redelivered, SeenEntry, sequence_step
+from kafka_rekey.shared.sequencing import Duplicate, Fresh, Redelivered, SeenEntry, sequence_step
 
 
 def test_first_event_of_a_key_continues_from_the_handoff() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shared.sink.events import SinkEvent, SourcePosition
+from kafka_rekey.shared.sink.events import SinkEvent, SourcePosition
 
 
 def event(interaction: str = "i1", sequence: int = 1, event_time: int | None = None, org: str = "o1",

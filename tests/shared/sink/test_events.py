@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from shared.sink.events import InvalidEvent, event_from_record
+from kafka_rekey.shared.sink.events import InvalidEvent, event_from_record
 from tests.support.domain import domain_record
 
 

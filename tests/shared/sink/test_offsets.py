@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shared.sink.offsets import OffsetTracker
+from kafka_rekey.shared.sink.offsets import OffsetTracker
 
 
 def test_position_stops_at_the_first_unsettled_record() -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import random
 
-from shared.sink.plan import BatchPlan, CorrectionReason, Outcome, Placement, Stored, plan_batch
-from shared.sink.state import derive_state
-from shared.sink.watermark import Watermark
+from kafka_rekey.shared.sink.plan import BatchPlan, CorrectionReason, Outcome, Placement, Stored, plan_batch
+from kafka_rekey.shared.sink.state import derive_state
+from kafka_rekey.shared.sink.watermark import Watermark
 from tests.shared.sink.builders import event
 
 NOTHING = Stored({}, {}, {})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.sink.reorder import GapReason, ReorderBuffer
+from kafka_rekey.shared.sink.reorder import GapReason, ReorderBuffer
 
 
 def _buffer(max_held: int = 100, timeout_s: float = 10.0) -> ReorderBuffer[str]:

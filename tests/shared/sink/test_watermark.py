@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shared.sink.watermark import Watermark
+from kafka_rekey.shared.sink.watermark import Watermark
 
 
 def test_admits_within_delta_and_refuses_older() -> None:

@@ -10,7 +10,15 @@ from typing import Any
 
 import pytest
 
-from shared.translation import DomainEventDraft, PoisonPill, PoisonReason, Skip, SkipReason, SourceRecord, translate
+from kafka_rekey.shared.translation import (
+    DomainEventDraft,
+    PoisonPill,
+    PoisonReason,
+    Skip,
+    SkipReason,
+    SourceRecord,
+    translate,
+)
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "sources" / "amazon-connect"
 PUBLISHED = json.loads((FIXTURES / "connected-to-agent.json").read_text())

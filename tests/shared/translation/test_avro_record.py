@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from shared.avro import encode_body, load_schema, parse_schema
-from shared.translation import DomainEventDraft, SourceFormat, SourceRecord, to_avro_record, translate
+from kafka_rekey.shared.avro import encode_body, load_schema, parse_schema
+from kafka_rekey.shared.translation import DomainEventDraft, SourceFormat, SourceRecord, to_avro_record, translate
 
 INTERACTION_EVENT = parse_schema(load_schema("interaction_event"))
 EVENT = (b'{"orgId":"org-7","interactionId":"int-42","eventId":"e-1","eventType":"end",'

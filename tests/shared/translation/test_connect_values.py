@@ -6,7 +6,13 @@ import base64
 
 import pytest
 
-from shared.translation.connect_values import UNAVAILABLE, UNCHANGED, plain_row, row_converters, schema_block_types
+from kafka_rekey.shared.translation.connect_values import (
+    UNAVAILABLE,
+    UNCHANGED,
+    plain_row,
+    row_converters,
+    schema_block_types,
+)
 
 DECIMAL = "org.apache.kafka.connect.data.Decimal"
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from shared.translation import (
+from kafka_rekey.shared.translation import (
     DomainEventDraft,
     PoisonPill,
     PoisonReason,
@@ -18,8 +18,8 @@ from shared.translation import (
     row_key,
     translate,
 )
-from shared.translation.debezium import DebeziumColumns, DebeziumSource, ids_to_remember
-from shared.translation.mapping import MappingOverrides
+from kafka_rekey.shared.translation.debezium import DebeziumColumns, DebeziumSource, ids_to_remember
+from kafka_rekey.shared.translation.mapping import MappingOverrides
 
 ROW = {
     "org_id": "org-7",

@@ -12,8 +12,15 @@ import fastavro
 import msgspec
 import pytest
 
-from shared.avro import frame
-from shared.translation import AvroValues, DomainEventDraft, PoisonPill, PoisonReason, SourceRecord, translate
+from kafka_rekey.shared.avro import frame
+from kafka_rekey.shared.translation import (
+    AvroValues,
+    DomainEventDraft,
+    PoisonPill,
+    PoisonReason,
+    SourceRecord,
+    translate,
+)
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "sources" / "debezium-avro"
 VALUE_SCHEMA = (FIXTURES / "interactions-value.avsc").read_text()

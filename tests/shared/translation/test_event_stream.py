@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from shared.sequencing import SourcePosition
-from shared.translation import (
+from kafka_rekey.shared.sequencing import SourcePosition
+from kafka_rekey.shared.translation import (
     DomainEventDraft,
     PoisonPill,
     PoisonReason,

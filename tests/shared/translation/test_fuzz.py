@@ -10,8 +10,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shared.avro import encode_body, frame, load_schema, parse_schema
-from shared.translation import (
+from kafka_rekey.shared.avro import encode_body, frame, load_schema, parse_schema
+from kafka_rekey.shared.translation import (
     AvroValues,
     DomainEventDraft,
     PoisonPill,
@@ -22,8 +22,8 @@ from shared.translation import (
     to_avro_record,
     translate,
 )
-from shared.translation.mapping import MappingOverrides
-from shared.translation.presets import GENESYS_NOTIFICATIONS
+from kafka_rekey.shared.translation.mapping import MappingOverrides
+from kafka_rekey.shared.translation.presets import GENESYS_NOTIFICATIONS
 
 INTERACTION_EVENT = parse_schema(load_schema("interaction_event"))
 DEBEZIUM_AVRO_ID = 41

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 import yaml
 
-from shared.catalog import parse_catalog
-from shared.catalog.errors import CatalogError
-from shared.translation import (
+from kafka_rekey.shared.catalog import parse_catalog
+from kafka_rekey.shared.catalog.errors import CatalogError
+from kafka_rekey.shared.translation import (
     DomainEventDraft,
     Outcome,
     PoisonPill,

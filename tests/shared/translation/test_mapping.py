@@ -8,9 +8,17 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from shared.translation import DomainEventDraft, Outcome, PoisonPill, PoisonReason, Skip, SkipReason, SourceRecord
-from shared.translation.mapping import MappingOverrides, SourceMapping
-from shared.translation.translate import translate
+from kafka_rekey.shared.translation import (
+    DomainEventDraft,
+    Outcome,
+    PoisonPill,
+    PoisonReason,
+    Skip,
+    SkipReason,
+    SourceRecord,
+)
+from kafka_rekey.shared.translation.mapping import MappingOverrides, SourceMapping
+from kafka_rekey.shared.translation.translate import translate
 
 MAPPING = MappingOverrides.model_validate({
     "org_id": [{"header": "tenant"}, {"path": "account", "split": "/", "segment": 1},

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from shared.translation.fields import Invalid
-from shared.translation.outcomes import PoisonReason
-from shared.translation.timestamps import TimeEncoding, encoding_of_connect_type, epoch_millis
+from kafka_rekey.shared.translation.fields import Invalid
+from kafka_rekey.shared.translation.outcomes import PoisonReason
+from kafka_rekey.shared.translation.timestamps import TimeEncoding, encoding_of_connect_type, epoch_millis
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 moments = st.datetimes(min_value=datetime(1974, 1, 1), max_value=datetime(5000, 1, 1), timezones=st.just(UTC))

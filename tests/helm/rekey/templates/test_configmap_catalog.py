@@ -9,7 +9,7 @@ from ..rendering import default_values, full_name, render
 
 
 def test_default_catalog_is_a_valid_rekey_catalog() -> None:
-    catalog = pytest.importorskip("shared.catalog")
+    catalog = pytest.importorskip("kafka_rekey.shared.catalog")
 
     parsed = catalog.parse_catalog(default_values()["catalog"], "values.yaml: catalog")
 

@@ -41,8 +41,8 @@ def _exported() -> set[str]:
     """Sample names the services' /metrics can carry: the runtime's metrics in the process's default registry."""
     import prometheus_client
 
-    import services.runtime.metrics
-    import services.runtime.state  # noqa: F401 - both register their metrics
+    import kafka_rekey.services.runtime.metrics
+    import kafka_rekey.services.runtime.state  # noqa: F401 - both register their metrics
 
     names: set[str] = set()
     suffixes = {"counter": ("_total",), "histogram": ("_bucket", "_count", "_sum"), "gauge": ("",)}
