@@ -28,10 +28,9 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, Topi
 from kafka_rekey.services.kafka.reading import iter_topic
 from kafka_rekey.services.runtime.settings import RuntimeSettings
 from kafka_rekey.shared.catalog import Catalog
-from kafka_rekey.shared.handoff import Handoff, source_offset_record
+from kafka_rekey.shared.handoff import Handoff, OffsetRange, source_offset_record
 from kafka_rekey.shared.partitioning import partition_for
 from kafka_rekey.shared.translation import RowIds
-from kafka_rekey.spark_backfill.extract import OffsetRange
 
 log = structlog.get_logger()
 

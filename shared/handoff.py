@@ -7,18 +7,45 @@ Three kinds of records, all keyed so compaction keeps the latest:
   that carries only the primary key (`row_key_text`: the canonical JSON as it is, other bytes `hex:<hex>`);
 - `src/<topic>/<partition>` -> `{"next_offset": n}`: the snapshot end offset of a source partition, where the
   live service must begin.
+
+`OffsetRange`, the per-partition offsets a backfill read, is the type both sides of the hand-off share.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 SEQUENCE_PREFIX = "seq/"
 SOURCE_PREFIX = "src/"
 ROW_PREFIX = "row/"
 _HEX = "hex:"
+
+
+
+@dataclass(frozen=True)
+class OffsetRange:
+    """Per-partition [start, end) offsets of one topic: what a batch read covers."""
+
+    topic: str
+    start: dict[int, int]
+    end: dict[int, int]
+
+    @property
+    def records(self) -> int:
+        return sum(max(0, self.end[p] - self.start.get(p, 0)) for p in self.end)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"topic": self.topic, "start": {str(p): o for p, o in self.start.items()},
+                "end": {str(p): o for p, o in self.end.items()}}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> OffsetRange:
+        return cls(str(data["topic"]), {int(p): int(o) for p, o in data["start"].items()},
+                   {int(p): int(o) for p, o in data["end"].items()})
 
 
 def sequence_key(topic: str, key: str) -> str:

@@ -16,41 +16,19 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from pydantic import SecretStr
 
 from kafka_rekey.services.settings import KafkaSettings, read_properties
+from kafka_rekey.shared.handoff import OffsetRange
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 SOURCE_COLUMNS = ("topic", "partition", "offset", "key", "value", "timestamp_ms", "headers")
 FILE_FORMATS = ("parquet", "json", "avro")
-
-
-@dataclass(frozen=True)
-class OffsetRange:
-    """Per-partition [start, end) offsets of one topic: what a batch read covers."""
-
-    topic: str
-    start: dict[int, int]
-    end: dict[int, int]
-
-    @property
-    def records(self) -> int:
-        return sum(max(0, self.end[p] - self.start.get(p, 0)) for p in self.end)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"topic": self.topic, "start": {str(p): o for p, o in self.start.items()},
-                "end": {str(p): o for p, o in self.end.items()}}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> OffsetRange:
-        return cls(str(data["topic"]), {int(p): int(o) for p, o in data["start"].items()},
-                   {int(p): int(o) for p, o in data["end"].items()})
 
 
 _TRANSIENT = {KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE,

@@ -23,7 +23,7 @@ from kafka_rekey.shared.translation import SourceRecord
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from kafka_rekey.spark_backfill.extract import OffsetRange
+    from kafka_rekey.shared.handoff import OffsetRange
 
 SPLIT_COLUMNS = ("topic", "partition", "start", "end")
 # Records per consume and per translated Arrow batch: `spark.sql.execution.arrow.maxRecordsPerBatch`'s size.

@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from kafka_rekey.services.settings import RegistrySettings
+    from kafka_rekey.shared.handoff import OffsetRange
     from kafka_rekey.shared.translation import SourceRecord, Translation
-    from kafka_rekey.spark_backfill.extract import OffsetRange
 
 EVENT, SKIP, POISON, DUPLICATE = "event", "skip", "poison", "duplicate"
 SERVICE = "backfill"

@@ -15,8 +15,9 @@ import pytest
 from confluent_kafka import Producer
 
 from kafka_rekey.services.settings import KafkaSettings
+from kafka_rekey.shared.handoff import OffsetRange
 from kafka_rekey.spark_backfill import transform
-from kafka_rekey.spark_backfill.extract import OffsetRange, snapshot, spark_kafka_options
+from kafka_rekey.spark_backfill.extract import snapshot, spark_kafka_options
 from kafka_rekey.spark_backfill.kafka_ranges import Split, group_splits, read_split, read_splits, splits
 
 pytestmark = pytest.mark.spark

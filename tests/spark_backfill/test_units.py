@@ -9,7 +9,7 @@ import pyspark
 import pytest
 
 from kafka_rekey.shared.avro import SplitEncoder, encode_body, frame, load_schema, parse_schema, zigzag_varint
-from kafka_rekey.spark_backfill.extract import OffsetRange
+from kafka_rekey.shared.handoff import OffsetRange
 from kafka_rekey.spark_backfill.python_daemon import without_bundled_spark
 from kafka_rekey.spark_backfill.session import parse_conf, resolve_master, spark_conf
 
@@ -30,7 +30,7 @@ def test_spark_conf_is_modest_and_ships_the_connector() -> None:
     assert local["spark.jars"] == "/x/a.jar,/x/b.jar"
     assert local["spark.executor.memory"] == "1g"
     assert "spark.sql.shuffle.partitions" not in spark_conf("k8s://https://k", ui=True)
-    assert local["spark.python.daemon.module"] == "spark_backfill.python_daemon"
+    assert local["spark.python.daemon.module"] == "kafka_rekey.spark_backfill.python_daemon"
     assert "spark.python.daemon.module" not in spark_conf("spark://127.0.0.1:7077")
     assert spark_conf("k8s://https://k", ui=True)["spark.ui.enabled"] == "true"
 

@@ -68,7 +68,7 @@ def test_status_shows_catalog_drift_and_a_pending_handoff(provisioned_catalog: t
     from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 
     from kafka_rekey.services.handoff import DATA_WRITTEN, RunRecord, write_run
-    from kafka_rekey.spark_backfill.extract import OffsetRange
+    from kafka_rekey.shared.handoff import OffsetRange
 
     catalog_path, catalog = provisioned_catalog
     config = {"bootstrap.servers": kafka_bootstrap}
