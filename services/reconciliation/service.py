@@ -16,8 +16,8 @@ from kafka_rekey.services.reconciliation.publisher import ReconciliationPublishe
 from kafka_rekey.services.reconciliation.reconciler import Reconciler, SourceSide
 from kafka_rekey.services.reconciliation.settings import ReconcilerSettings
 from kafka_rekey.services.reconciliation.topics import TopicRecord
+from kafka_rekey.services.sink.databases import open_store
 from kafka_rekey.services.sink.service import domain_decoder
-from kafka_rekey.services.sink.store import open_store
 from kafka_rekey.shared.catalog import Catalog
 from kafka_rekey.shared.reconciliation.audit import AuditRecord, window_start
 from kafka_rekey.shared.reconciliation.source import expected_on_domain, source_spec

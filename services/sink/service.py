@@ -22,9 +22,10 @@ from prometheus_client import REGISTRY
 from kafka_rekey.services.observability.http import HealthServer
 from kafka_rekey.services.observability.logs import configure_logging
 from kafka_rekey.services.runtime.metrics import CONSUMED, GAUGES_EVERY, export_consumer_lag
+from kafka_rekey.services.sink.databases import open_store
 from kafka_rekey.services.sink.metrics import SinkMetrics
 from kafka_rekey.services.sink.settings import SinkSettings
-from kafka_rekey.services.sink.store import Rejected, SinkStore, SinkStoreError, open_store
+from kafka_rekey.services.sink.store import Rejected, SinkStore, SinkStoreError
 from kafka_rekey.shared.sink.events import SinkEvent, event_from_record
 from kafka_rekey.shared.sink.offsets import OffsetTracker
 from kafka_rekey.shared.sink.plan import BatchPlan, plan_batch

@@ -1,4 +1,4 @@
-"""The `SinkStore` protocol the sink and the reconciler write and read through, and `open_store(url)`.
+"""The `SinkStore` protocol the sink and the reconciler write and read through (`databases.open_store` opens one).
 
 Adapters: PostgreSQL (psycopg 3; production and tests) and SQLite (the embedded default for the demo). Both
 share the SQL in `sql_store.py`. Event times are stored as epoch milliseconds (BIGINT).
@@ -65,18 +65,3 @@ class SinkStore(Protocol):
         """Rewrite these interactions' rows from their history (deleting rows that have none)."""
 
     def close(self) -> None: ...
-
-
-def open_store(url: str, table: str) -> SinkStore:
-    """The adapter for `url`: `postgresql://...` (or a libpq `key=value` conninfo), or `sqlite:///relative/path`,
-    `sqlite:////absolute/path`, `sqlite://` (in memory)."""
-    if url.startswith(("postgresql://", "postgres://")) or "=" in url.split("://", 1)[0]:
-        from kafka_rekey.services.sink.postgres_store import PostgresSinkStore
-
-        return PostgresSinkStore(url, table)
-    if url == "sqlite://" or url.startswith("sqlite:///"):
-        from kafka_rekey.services.sink.sqlite_store import SqliteSinkStore
-
-        return SqliteSinkStore(url.removeprefix("sqlite:///") if url != "sqlite://" else ":memory:", table)
-    raise ValueError(f"unsupported sink database URL {url.split('://', 1)[0]!r}://...: use postgresql://... or "
-                     f"sqlite:///path (REKEY_SINK_DATABASE_URL)")

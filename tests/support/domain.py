@@ -14,9 +14,9 @@ from kafka_rekey.services.kafka.producers import make_producer
 from kafka_rekey.services.registry.client import SchemaRegistryClient
 from kafka_rekey.services.registry.serde import AvroSerde
 from kafka_rekey.services.settings import KafkaSettings, RegistrySettings
+from kafka_rekey.services.sink.databases import open_store
 from kafka_rekey.services.sink.service import Sink, domain_decoder
 from kafka_rekey.services.sink.settings import SinkOptions, SinkSettings
-from kafka_rekey.services.sink.store import open_store
 from kafka_rekey.shared.avro import load_schema
 from kafka_rekey.shared.sink.events import SinkEvent, event_from_record
 from tests.fixtures.kafka import FAST_GROUP_CONFIG

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from kafka_rekey.services.sink.store import Rejected, SinkStore, open_store
+from kafka_rekey.services.sink.databases import open_store
+from kafka_rekey.services.sink.store import Rejected, SinkStore
 from kafka_rekey.shared.sink.events import SinkEvent
 from kafka_rekey.shared.sink.plan import plan_batch
 from kafka_rekey.shared.sink.state import derive_state
