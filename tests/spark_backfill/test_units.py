@@ -11,7 +11,7 @@ import pytest
 from kafka_rekey.shared.avro import SplitEncoder, encode_body, frame, load_schema, parse_schema, zigzag_varint
 from kafka_rekey.shared.handoff import OffsetRange
 from kafka_rekey.spark_backfill.python_daemon import without_bundled_spark
-from kafka_rekey.spark_backfill.session import parse_conf, resolve_master, spark_conf
+from kafka_rekey.spark_backfill.session import parse_conf, read_properties, resolve_master, spark_conf
 
 
 def test_master_is_local_unless_spark_submit_set_it(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -97,3 +97,15 @@ def test_offset_range_round_trip() -> None:
     offsets = OffsetRange("src", {0: 5, 1: 0}, {0: 10, 1: 3})
     assert OffsetRange.from_json(offsets.to_json()) == offsets
     assert offsets.records == 8
+
+
+def test_a_properties_file_reads_as_spark_submit_reads_it(tmp_path: Path) -> None:
+    path = tmp_path / "job.properties"
+    path.write_text("# the cluster\nspark.master spark://h:7077\n! a comment\n\nspark.executor.memory=1g\n"
+                    "spark.driver.extraJavaOptions  -Da=b -Dc=d\nspark.cores.max: 4\n")
+
+    assert read_properties(path) == {"spark.master": "spark://h:7077", "spark.executor.memory": "1g",
+                                     "spark.driver.extraJavaOptions": "-Da=b -Dc=d", "spark.cores.max": "4"}
+    path.write_text("spark.master spark://h:7077\nspark.jars\n")
+    with pytest.raises(ValueError, match=r"job.properties:2: expected `key value` or `key=value`, got 'spark.jars'"):
+        read_properties(path)

@@ -32,7 +32,7 @@ from kafka_rekey.services.handoff import read_handoff, read_runs, run_key
 from kafka_rekey.services.settings import KafkaSettings, RegistrySettings
 from kafka_rekey_dev.chaos.harness import ChaosEnv, ChaosResult, ChaosRun, Fault, chaos_run
 from kafka_rekey_dev.chaos.traffic import TrafficPlan
-from kafka_rekey_dev.embedded.spark import job_environment
+from kafka_rekey_dev.embedded.spark import cluster_for, job_environment
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -56,8 +56,10 @@ def start_backfill(env: ChaosEnv, source: str, family: str, master: str, report:
     from the log's directory as a user runs it from anywhere; with the Spark UI when `conf` sets its port."""
     conf = {**(conf or {}), "spark.sql.shuffle.partitions": str(WRITE_PARTITIONS)}
     pairs = [item for key, value in conf.items() for item in ("--conf", f"{key}={value}")]
+    embedded = cluster_for(master)  # the cluster `rekey spark start` runs: its job properties
+    properties = ["--properties-file", str(embedded.write_job_properties())] if embedded else []
     command = rekey_command("backfill", "--source", source, "--target-family", family, "--catalog",
-                            str(env.catalog_path), "--master", master, "--report", str(report), *pairs,
+                            str(env.catalog_path), "--master", master, "--report", str(report), *properties, *pairs,
                             *(["--ui"] if "spark.ui.port" in conf else []))
     environment = {**os.environ, **job_environment(), "REKEY_KAFKA_BOOTSTRAP_SERVERS": env.bootstrap,
                    "REKEY_REGISTRY_URL": env.registry_url}
@@ -206,7 +208,8 @@ def backfill_kill(env: ChaosEnv, events: int, exactly_once: bool = True, log: Lo
     """The first family the source feeds is backfilled by its own `rekey backfill`, whose write stage is hit
     (Python workers killed in `local[2,4]`; with `master` spark://... the executors' Python workers, then an
     executor JVM), then verified; the others are backfilled clean (the manifest check covers them). `conf`: more
-    Spark properties of the faulted run (a cluster's, when it is not the one `rekey spark start` runs)."""
+    Spark properties of the faulted run (a cluster's `session_conf`, when it is not the one `rekey spark start`
+    runs, whose job properties file the run reads)."""
     plan = TrafficPlan(events, upfront=1.0, chunks=1, pause=0.0)
     cluster = master is not None and master.startswith("spark://")
     with chaos_run(env, "backfill", plan, True, log) as run:
