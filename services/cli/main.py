@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
-import click
 import typer
 import typer.core
 
@@ -52,7 +51,7 @@ DEV_PANEL = f"Development ({DEV_DISTRIBUTION})"
 class _PanelledGroup(typer.core.TyperGroup):
     """The root group's help: its commands under their panels' headings, each with its whole first sentence."""
 
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+    def format_commands(self, ctx: typer.Context, formatter: Any) -> None:
         panels: dict[str, list[tuple[str, str]]] = {}
         for name in self.list_commands(ctx):
             command = self.get_command(ctx, name)
