@@ -17,6 +17,9 @@ import zipfile
 from pathlib import Path
 
 PACKAGES = ("kafka_rekey.services", "kafka_rekey.shared", "kafka_rekey.spark_backfill")
+# Installed, `kafka_rekey` is a namespace package; here it is a regular one, so a task imports rekey from the
+# archive first even where the executors' Python has rekey installed.
+ROOT_INIT = ("kafka_rekey/__init__.py", b'"""rekey, as its pyFiles archive ships it."""\n')
 # A fixed timestamp: the same sources give the same bytes, so the same name.
 _EPOCH = (1980, 1, 1, 0, 0, 0)
 
@@ -35,9 +38,10 @@ def _files() -> list[tuple[Path, str]]:
 def build_archive(directory: Path) -> Path:
     """Write `rekey-<content hash>.zip` into `directory` (unless it is there already) and return its path."""
     files = _files()
+    contents = [ROOT_INIT, *((arcname, path.read_bytes()) for path, arcname in files)]
     digest = hashlib.sha256()
-    for path, arcname in files:
-        digest.update(arcname.encode() + b"\0" + path.read_bytes() + b"\0")
+    for arcname, content in contents:
+        digest.update(arcname.encode() + b"\0" + content + b"\0")
     target = Path(directory) / f"rekey-{digest.hexdigest()[:16]}.zip"
     if target.exists():
         return target
@@ -45,10 +49,10 @@ def build_archive(directory: Path) -> Path:
     handle, partial = tempfile.mkstemp(dir=target.parent, suffix=".partial")
     os.close(handle)
     with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
-        for path, arcname in files:
+        for arcname, content in contents:
             info = zipfile.ZipInfo(arcname, _EPOCH)
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
-            archive.writestr(info, path.read_bytes())
+            archive.writestr(info, content)
     os.replace(partial, target)  # a concurrent builder writes the same bytes
     return target

@@ -9,12 +9,14 @@ from typing import Annotated, Any
 import typer
 import typer.core
 
+from kafka_rekey.services import DISTRIBUTION
 from kafka_rekey.services.cli import (
     backfill,
     check,
     deadletters,
     explain,
     generate,
+    migrate,
     partition,
     plan,
     reconcile,
@@ -25,7 +27,6 @@ from kafka_rekey.services.cli import (
     translate,
 )
 
-DISTRIBUTION = "kafka-rekey"
 DEV_DISTRIBUTION = "kafka-rekey-dev"
 PLUGIN_GROUP = "kafka_rekey.commands"
 """Entry points of this group add commands: `kafka-rekey-dev` adds the development ones."""
@@ -44,7 +45,7 @@ DEV_COMMANDS = {
 PANELS = {
     "Topics and catalog": (topics, plan, partition, explain, translate),
     "Services": (run, status, check, reconcile, deadletters, replay, generate),
-    "Migration": (backfill,),
+    "Migration": (backfill, migrate),
 }
 DEV_PANEL = f"Development ({DEV_DISTRIBUTION})"
 

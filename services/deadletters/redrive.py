@@ -80,13 +80,14 @@ def _translator(catalog: Catalog) -> Callable[[DeadLetterRecord], Processed]:
     """The current translation of a dead letter's source record, one processor per source of the catalog."""
     from importlib.metadata import version
 
+    from kafka_rekey.services import DISTRIBUTION
     from kafka_rekey.services.registry.client import SchemaRegistryClient
     from kafka_rekey.services.settings import RegistrySettings
     from kafka_rekey.shared.pipeline import DeadLetter, RecordPipeline
     from kafka_rekey.shared.translation import AvroValues, PoisonPill, PoisonReason, RememberedRows
 
     registry = SchemaRegistryClient(RegistrySettings())  # asked only for an Avro record's writer schema
-    pipeline = RecordPipeline(catalog, "rekey-redrive", version("rekey"), encode=False,
+    pipeline = RecordPipeline(catalog, "rekey-redrive", version(DISTRIBUTION), encode=False,
                               avro=AvroValues(registry.writer_schema_text))
     rows = RememberedRows()
     processors = {source.name: pipeline.processor(source.translation, source.feeds, rows)
