@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from kafka_rekey.services.cli.catalog_options import BootstrapOption, CatalogOption, kafka_settings
 from kafka_rekey.services.cli.errors import ExitCode, user_errors
 from kafka_rekey.services.console import Output, OutputOption, make_console, print_json
+
+if TYPE_CHECKING:
+    from kafka_rekey.shared.catalog import Catalog
+    from kafka_rekey.spark_backfill.jobs.verify import VerifyResult
 
 MasterOption = Annotated[str | None, typer.Option(
     "--master", help="Spark master: local[*] by default; spark://HOST:7077 (a standalone cluster, e.g. `rekey spark "
@@ -159,6 +163,7 @@ def verify(
         kafka = kafka_settings(bootstrap_servers)
         spark = build_session("rekey-verify", master, conf=_session_options(properties_file, conf))
         result = run_verify(spark, request, kafka, RegistrySettings())
+        _record_verification(load_catalog(catalog_path), kafka.librdkafka(), result)
     if report is not None:
         report.write_text(json.dumps(result.to_json(), indent=2))
     if output is Output.json:
@@ -170,6 +175,18 @@ def verify(
         console.print(f"report: {report}")
     if not result.ok:
         raise typer.Exit(ExitCode.PROBLEM_FOUND)
+
+
+def _record_verification(catalog: Catalog, config: dict[str, Any], result: VerifyResult) -> None:
+    """The result, for `rekey migrate`'s readiness, in the catalog's migrations topic when it declares one."""
+    from kafka_rekey.services.migration.records import Verification, write
+
+    if catalog.migrations_topic is not None:
+        write(config, catalog.migrations_topic, Verification(
+            result.sources, result.family, result.ok, {"targets": result.targets, "window_ms": result.window_ms,
+                                                       "source_events": result.source_events,
+                                                       "target_records": result.target_records,
+                                                       "keys_checked": result.keys_checked}))
 
 
 def pyfiles(

@@ -69,6 +69,13 @@ def _render(status: Status, show_partitions: bool) -> None:
                          _timestamp(run.started_at), _timestamp(run.finished_at),
                          "-" if run.written is None else f"{run.written:,}")
         _console.print(runs)
+    if status.migrations:
+        moves = Table(title="Migrations (`rekey migrate status`)", title_justify="left")
+        for column in ("group", "family", "sources", "step"):
+            moves.add_column(column)
+        for move in status.migrations:
+            moves.add_row(move["group"], move["family"], ", ".join(move["sources"]), move["step"])
+        _console.print(moves)
     if status.workers:
         workers = Table(title="Workers (their /readyz)", title_justify="left")
         for column in ("worker", "ready", "restore: changelog records read", "detail"):

@@ -38,6 +38,8 @@ def _status_table(report: ApplyReport) -> Table:
     rows += [(i.topic, f"[red]remap refused ({i.current} -> {i.wanted})[/]") for i in report.refused]
     rows += [(name, "[red]drift[/]") for name in dict.fromkeys(d.topic for d in report.drift)]
     rows += [(name, "external (owned upstream, not checked)") for name in report.external]
+    rows += [(name, "[yellow]retired, still exists[/] (`rekey migrate retire --topic ... --delete`)")
+             for name in report.retired]
     for row in rows:
         table.add_row(*row)
     return table

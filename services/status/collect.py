@@ -81,6 +81,8 @@ class Status:
     backfills: list[Backfill] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     workers: list[WorkerState] = field(default_factory=list)
+    migrations: list[dict[str, Any]] = field(default_factory=list)
+    """Consumer-group migrations (`rekey migrate`): group, family, sources, step."""
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -91,6 +93,7 @@ class Status:
             "backfills": [asdict(b) for b in self.backfills],
             "notes": self.notes,
             "workers": [asdict(w) for w in self.workers],
+            "migrations": self.migrations,
         }
 
 
@@ -126,7 +129,15 @@ def collect(config: dict[str, Any], catalog: Catalog, groups: dict[str, list[str
             for t in family_topics if t in existing]
     runs = backfills(config, catalog.checkpoint_topic) if catalog.checkpoint_topic in existing else []
     notes = [f"topic {topic} does not exist" for topic in sorted(wanted - existing)]
-    return Status(lag, dead_letters, reasons, skew, drift, runs, notes, [worker_state(w) for w in workers])
+    moves = migrations(config, catalog.migrations_topic) if catalog.migrations_topic in existing else []
+    return Status(lag, dead_letters, reasons, skew, drift, runs, notes, [worker_state(w) for w in workers], moves)
+
+
+def migrations(config: dict[str, Any], topic: str) -> list[dict[str, Any]]:
+    from kafka_rekey.services.migration.records import read_migrations
+
+    return [{"group": m.group, "family": m.family, "sources": m.sources, "step": m.step}
+            for m in sorted(read_migrations(config, topic).migrations.values(), key=lambda m: (m.family, m.group))]
 
 
 def catalog_drift(admin: AdminClient, catalog: Catalog) -> list[Drift]:

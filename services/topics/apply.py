@@ -52,6 +52,8 @@ class ApplyReport:
     remapped: list[RemapImpact] = field(default_factory=list)
     refused: list[RemapImpact] = field(default_factory=list)
     external: list[str] = field(default_factory=list)
+    retired: list[str] = field(default_factory=list)
+    """Retired topics that still exist (`rekey migrate retire --topic T --delete` deletes one)."""
 
     @property
     def in_sync(self) -> bool:
@@ -87,6 +89,7 @@ def apply_catalog(
         wait_for_brokers(admin, str(config.get("bootstrap.servers")), wait_for_brokers_seconds)
         observed = describe_topics(admin, [t.name for t in desired])
         report = ApplyReport(external=[s.name for s in catalog.sources if not s.managed])
+        report.retired = sorted(describe_topics(admin, [t.name for t in catalog.retired_topics()]))
         report.created, existing = create_topics(admin, [t for t in desired if t.name not in observed])
         if existing:
             observed.update(describe_visible_topics(admin, existing))

@@ -17,7 +17,8 @@ from kafka_rekey.shared.translation.mapping import MappingOverrides, SourceMappi
 from kafka_rekey.shared.translation.presets import PRESETS
 from kafka_rekey.shared.translation.source import SourceFormat
 
-TopicRole = Literal["family", "dead_letter", "org_activity", "checkpoint", "reconciliation", "redrive"]
+TopicRole = Literal["family", "dead_letter", "org_activity", "checkpoint", "reconciliation", "redrive",
+                    "migrations"]
 CompressionType = Literal["lz4", "zstd", "snappy", "gzip", "producer", "uncompressed"]
 CleanupPolicy = Literal["delete", "compact", "compact,delete"]
 Compatibility = Literal["BACKWARD", "FULL"]
@@ -114,6 +115,8 @@ class OwnedTopic(TopicSpec):
     """A topic rekey writes: versioned name (`..._v2`) and a role."""
 
     role: TopicRole
+    retired: bool = Field(default=False, description="An older version nothing reads or writes any more (`rekey "
+                                                     "migrate retire`): not created, reported while it exists.")
 
 
 class SourceTopic(TopicSpec):
@@ -305,13 +308,22 @@ class Catalog(_Strict):
         return declared[0].name if declared else None
 
     @property
+    def migrations_topic(self) -> str | None:
+        """Name of the compacted topic of consumer-group migrations (None: not declared)."""
+        declared = self.owned_topics("migrations")
+        return declared[0].name if declared else None
+
+    @property
     def reconciliation_topic(self) -> str:
         """Name of the reconciliation_required topic."""
         return self._single("reconciliation")
 
     def provisioned_topics(self) -> list[TopicSpec]:
-        """Every topic `rekey topics apply` creates: the owned topics and the managed sources."""
-        return [*(s for s in self.sources if s.managed), *self.topics]
+        """Every topic `rekey topics apply` creates: the owned topics not retired and the managed sources."""
+        return [*(s for s in self.sources if s.managed), *(t for t in self.topics if not t.retired)]
+
+    def retired_topics(self) -> list[OwnedTopic]:
+        return [t for t in self.topics if t.retired]
 
 
 def _base(strategy: KeyStrategy) -> BaseKeyStrategy:

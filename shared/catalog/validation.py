@@ -12,7 +12,7 @@ from kafka_rekey.shared.keys import KEY_SEPARATOR
 
 KAFKA_TOPIC_NAME: Final = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 VERSIONED_NAME: Final = re.compile(r"_v[1-9][0-9]*$")
-OPTIONAL_ROLES: Final[tuple[TopicRole, ...]] = ("redrive",)
+OPTIONAL_ROLES: Final[tuple[TopicRole, ...]] = ("redrive", "migrations")
 SINGLE_ROLES: Final[tuple[TopicRole, ...]] = tuple(
     r for r in get_args(TopicRole) if r != "family" and r not in OPTIONAL_ROLES)
 
@@ -77,7 +77,8 @@ def _check_roles(catalog: Catalog) -> list[Problem]:
         count = len(catalog.owned_topics(role))
         if count > 1:
             problems.append(Problem("", "topics", f"needs at most one topic with role {role!r}, found {count}"))
-    for role, why in (("checkpoint", "latest checkpoint per key"), ("redrive", "one record per redriven dead letter")):
+    for role, why in (("checkpoint", "latest checkpoint per key"), ("redrive", "one record per redriven dead letter"),
+                      ("migrations", "the latest record per migration")):
         for topic in catalog.owned_topics(role):
             if topic.cleanup_policy != "compact":
                 problems.append(Problem(f"topic {topic.name!r}", "cleanup_policy",
@@ -101,8 +102,13 @@ def _check_families(catalog: Catalog) -> list[Problem]:
         if len(families) > 1:
             problems.append(Problem(f"topic {name!r}", "", f"belongs to several families: {', '.join(families)}"))
     for topic in catalog.owned_topics("family"):
-        if topic.name not in owners:
-            problems.append(Problem(f"topic {topic.name!r}", "role", "'family' but no family routes to it"))
+        if topic.name not in owners and not topic.retired:
+            problems.append(Problem(f"topic {topic.name!r}", "role", "'family' but no family routes to it (an "
+                                    "older version: `rekey migrate retire --topic` it)"))
+    for topic in catalog.retired_topics():
+        if topic.name in owners:
+            problems.append(Problem(f"topic {topic.name!r}", "retired",
+                                    f"but family {owners[topic.name][0]!r} routes to it"))
     return problems
 
 

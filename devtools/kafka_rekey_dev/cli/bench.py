@@ -104,6 +104,21 @@ def rebalance(
     run_bench(backlog, phase, exactly_once, workdir, record, make_console())
 
 
+@bench_app.command(name="migrate")
+def migrate(
+    events: Annotated[int, typer.Option("--events", help="Records in the family (and the source).")] = 1_000_000,
+    record: Annotated[bool, typer.Option("--record", help="Write the table into docs/BENCHMARKS.md.")] = False,
+    workdir: Annotated[Path, typer.Option("--workdir", help="Scratch directory (wiped).")] = Path(
+        "var/bench-migrate"),
+) -> None:
+    """The time `rekey migrate consumers` takes to move one group onto a family of `events` records, its
+    boundary at half of history."""
+    from kafka_rekey.services.console import make_console
+    from kafka_rekey_dev.bench.migrate import run_bench
+
+    run_bench(events, workdir, record, make_console())
+
+
 @bench_app.command(name="backfill")
 def bench_backfill(
     events: Annotated[int, typer.Option("--events", help="Source records to generate and backfill.")] = 1_000_000,

@@ -51,6 +51,11 @@ BUNDLES: dict[str, list[str]] = {
         "org.apache.avro:avro:1.12.0",
         *_LOGGING,
     ],
+    # Kafka's own command-line clients (ConsoleConsumer, ...), for tests that need a client that is not Python.
+    f"kafka-tools-{KAFKA_VERSION}": [
+        f"org.apache.kafka:kafka-tools:{KAFKA_VERSION}",
+        *_LOGGING,
+    ],
     f"spark-kafka-{SPARK_VERSION}": [
         f"org.apache.spark:spark-sql-kafka-0-10_2.13:{SPARK_VERSION}",
         # `rekey backfill --from-files PATH --file-format avro` reads archived history with Spark's Avro source.
@@ -61,6 +66,11 @@ BUNDLES: dict[str, list[str]] = {
 # it has spark-sql-kafka-0-10 4.1.1 but not spark-token-provider-kafka-0-10 4.1.1, whose newest release there is
 # 4.0.0; every token-provider method the 4.1.1 connector calls has the same signature in 4.0.0 (checked with javap).
 FALLBACK_PINS: dict[str, list[str]] = {
+    # Kafka's own command-line clients (ConsoleConsumer, ...), for tests that need a client that is not Python.
+    f"kafka-tools-{KAFKA_VERSION}": [
+        f"org.apache.kafka:kafka-tools:{KAFKA_VERSION}",
+        *_LOGGING,
+    ],
     f"spark-kafka-{SPARK_VERSION}": ["org.apache.spark:spark-token-provider-kafka-0-10_2.13:4.0.0"],
 }
 # Jars that Maven's nearest-wins mediation pulls in older than the ones listed above.

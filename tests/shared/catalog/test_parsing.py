@@ -36,6 +36,7 @@ def test_repo_catalog_and_its_accessors() -> None:
     assert catalog.reconciliation_topic == "reconciliation_required_v1"
     assert catalog.topic(catalog.checkpoint_topic).cleanup_policy == "compact"
     assert catalog.redrive_topic == "rekey_redriven_v1"
+    assert catalog.migrations_topic == "rekey_migrations_v1" and catalog.retired_topics() == []
     assert catalog.topic(catalog.org_activity_topic).key.strategy == "org"
     assert {s.format for s in catalog.sources} == {"ccaas-json", "debezium"}
     assert all(catalog.families[f] for s in catalog.sources for f in s.feeds)
@@ -124,6 +125,13 @@ def test_field_errors_name_file_topic_and_field(edit: Callable[[dict[str, Any]],
      "topic 'rekey_redriven_v1': cleanup_policy: the redrive topic must be 'compact'"),
     (lambda d: d["topics"].append({**_topic(d, "rekey_redriven_v1"), "name": "rekey_redriven_v2"}),
      "topics: needs at most one topic with role 'redrive', found 2"),
+    (lambda d: _topic(d, "rekey_migrations_v1").update(cleanup_policy="delete"),
+     "topic 'rekey_migrations_v1': cleanup_policy: the migrations topic must be 'compact'"),
+    (lambda d: d["topics"].append({**_topic(d, "interaction_events_low_v2"), "name": "interaction_events_low_v1"}),
+     "topic 'interaction_events_low_v1': role: 'family' but no family routes to it (an older version: `rekey "
+     "migrate retire --topic` it)"),
+    (lambda d: _topic(d, "interaction_events_low_v2").update(retired=True),
+     "topic 'interaction_events_low_v2': retired: but family 'interaction_events' routes to it"),
     (lambda d: _topic(d, "org_activity_v1")["key"].update(strategy="org_interaction"),
      "topic 'org_activity_v1': key.strategy: the org_activity projection must be keyed by 'org'"),
     (lambda d: _topic(d, "reconciliation_required_v1").update(role="dead_letter"),
@@ -165,3 +173,13 @@ def test_not_yaml_and_not_a_mapping() -> None:
         parse_catalog("version: [1", SOURCE)
     with pytest.raises(CatalogError, match=r"catalog/topics\.yaml: must be a YAML mapping"):
         parse_catalog("- 1\n", SOURCE)
+
+
+def test_a_retired_older_version_is_valid_and_not_provisioned() -> None:
+    data = yaml.safe_load(TEXT)
+    data["topics"].append({**_topic(data, "interaction_events_low_v2"), "name": "interaction_events_low_v1",
+                           "retired": True})
+    catalog = parse_catalog(yaml.safe_dump(data, sort_keys=False), SOURCE)
+
+    assert [t.name for t in catalog.retired_topics()] == ["interaction_events_low_v1"]
+    assert "interaction_events_low_v1" not in {t.name for t in catalog.provisioned_topics()}
