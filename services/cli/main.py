@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -128,14 +129,12 @@ for panel, modules in PANELS.items():
             info.rich_help_panel = panel
 
 
+@functools.cache
 def with_plugins() -> typer.Typer:
     """`app` with the commands of every installed plugin distribution (once); a development command no plugin
     provides gets a stand-in that says which distribution to install."""
     from importlib.metadata import entry_points
 
-    if _plugins_loaded:
-        return app
-    _plugins_loaded.append(True)
     for entry_point in entry_points(group=PLUGIN_GROUP):
         try:
             register = entry_point.load()
@@ -154,9 +153,6 @@ def with_plugins() -> typer.Typer:
                         context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(
                 _needs_dev_distribution)
     return app
-
-
-_plugins_loaded: list[bool] = []
 
 
 def _needs_dev_distribution(ctx: typer.Context) -> None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from kafka_rekey.services.handoff import COMPLETE, read_runs
+from kafka_rekey.services.handoff import COMPLETE, RunRecord, read_runs
 from kafka_rekey.services.kafka.reading import iter_from
 from kafka_rekey.services.migration.groups import GroupRefused, TopicPartitionKey, offsets_on, partitions_of
 from kafka_rekey.services.migration.records import MigrationsTopic, migrations_topic, read_migrations
@@ -55,22 +55,27 @@ class Family:
         starts = {partition: committed.get((topic, partition), 0) for topic, partition in partitions}
         return sum(1 for _ in iter_from(self.config, self.sequencing_topic, starts))
 
+    @cached_property
+    def runs(self) -> list[RunRecord]:
+        """The backfill runs into the family, from the hand-off topic."""
+        runs = read_runs(self.config, self.catalog.checkpoint_topic).values()
+        return [run for run in runs if run.family == self.name]
+
     def backfills(self) -> dict[str, str]:
         """Source topic -> the state of the backfills into the family that read it: `complete` when every one is,
         else the state of one that is not."""
         states: dict[str, str] = {}
-        for run in read_runs(self.config, self.catalog.checkpoint_topic).values():
-            if run.family == self.name:
-                for topic in run.source.split("+"):
-                    if states.get(topic, COMPLETE) == COMPLETE:
-                        states[topic] = run.state
+        for run in self.runs:
+            for topic in run.source.split("+"):
+                if states.get(topic, COMPLETE) == COMPLETE:
+                    states[topic] = run.state
         return states
 
     def backfilled_ends(self) -> dict[TopicPartitionKey, int]:
         """The snapshot end offsets of the complete backfills into the family: below them, history is key-sorted."""
         ends: dict[TopicPartitionKey, int] = {}
-        for run in read_runs(self.config, self.catalog.checkpoint_topic).values():
-            if run.family == self.name and run.state == COMPLETE:
+        for run in self.runs:
+            if run.state == COMPLETE:
                 for offsets in run.offsets:
                     for partition, end in offsets.end.items():
                         ends[(offsets.topic, partition)] = max(end, ends.get((offsets.topic, partition), 0))
@@ -95,7 +100,7 @@ def family_of(catalog: Catalog, config: dict[str, Any], family: str, acl_group: 
     """The family `family`, checked: a ValueError (usage) for a name the catalog does not have, `GroupRefused`
     for a source that does not feed it."""
     if family not in catalog.families:
-        if family == catalog.org_activity_topic or family in {t.name for t in catalog.topics}:
+        if family in {t.name for t in catalog.topics}:
             raise ValueError(f"{family!r} is a topic, not a family; `rekey migrate` moves groups onto a family's "
                              "topics, and derived topics such as the projection's carry no source position")
         raise ValueError(f"family {family!r} is not in the catalog (families: {', '.join(sorted(catalog.families))})")

@@ -6,6 +6,7 @@ group's offsets on the family, the deletion of its offsets on the sources, and t
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,8 +48,6 @@ class MoveResult:
 def move_group(family: Family, group: str, source: str, *, dry_run: bool = False,
                keep_source_offsets: bool = False, progress: Progress | None = None) -> MoveResult:
     """Move `group` onto `family`'s topics; `GroupRefused` (nothing committed) when a check refuses."""
-    import time
-
     started = time.monotonic()
     migrations = family.migrations()
     require_empty(family.config, group)

@@ -89,16 +89,14 @@ def retire_topic(config: dict[str, Any], catalog_path: Path, topic: str, *, watc
                            f"{', '.join(sorted(active))} {'have' if len(active) > 1 else 'has'} active members")
     ends = high_watermarks(config, partitions)
     log(f"watching {topic} for {watch_seconds:g} s: producers and consumer groups must be idle")
-    deadline = time.monotonic() + watch_seconds
-    while time.monotonic() < deadline:
-        time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+    time.sleep(watch_seconds)
     if high_watermarks(config, partitions) != ends:
         raise GroupRefused(f"{topic} is still written: its end offsets moved over {watch_seconds:g} s")
     moved = sorted(group for group, offsets in first.items() if offsets_on(config, group, partitions) != offsets)
     if moved:
         raise GroupRefused(f"{topic} is still read: the offsets of {', '.join(moved)} moved over {watch_seconds:g} s")
     result = RetireResult(topic, marked is not None and marked != text, False, sorted(first))
-    if result.marked and marked is not None:
+    if marked is not None and result.marked:
         catalog_path.write_text(marked, encoding="utf-8")
     if delete and confirm(f"Delete topic {topic} ({len(partitions)} partitions)? This cannot be undone."):
         with AdminClient(config) as admin:

@@ -27,6 +27,7 @@ from kafka_rekey.services.migration.groups import commit
 from kafka_rekey.services.migration.move import MoveResult, move_group
 from kafka_rekey.services.migration.records import Verification, migrations_topic, write
 from kafka_rekey.services.settings import KafkaSettings
+from kafka_rekey.shared.catalog import Catalog
 from kafka_rekey.shared.routing import route
 from kafka_rekey_dev.bench.document import replace_section
 from kafka_rekey_dev.demo.stack import demo_stack
@@ -50,7 +51,7 @@ class Outcome:
         return self.result.plan.scanned / self.result.seconds if self.result.seconds else 0.0
 
 
-def _fill(kafka: KafkaSettings, source: str, partitions: int, catalog: object, events: int,
+def _fill(kafka: KafkaSettings, source: str, partitions: int, catalog: Catalog, events: int,
           console: Console) -> dict[int, int]:
     """Source records and their family records; the end offset of each source partition."""
     rng = random.Random(49)
@@ -78,7 +79,7 @@ def _fill(kafka: KafkaSettings, source: str, partitions: int, catalog: object, e
             offset = ends[partition]
             ends[partition] += 1
             send(source, values[index % len(values)][:40], partition=partition)
-            placed = route(catalog, FAMILY, org, f"int-{rng.randrange(events // 8)}")  # type: ignore[arg-type]
+            placed = route(catalog, FAMILY, org, f"int-{rng.randrange(events // 8)}")
             sequence = sequences[placed.key] = sequences.get(placed.key, 0) + 1
             send(placed.topic, values[index % len(values)], placed.key.encode(), partition=placed.partition,
                  headers=[("seq", str(sequence).encode()), ("src", f"{source}/{partition}/{offset}".encode())])
@@ -114,19 +115,19 @@ def run_bench(events: int, workdir: Path, record: bool, console: Console) -> Out
                   f"{result.seconds:.1f}")
     console.print(table)
     if record:
-        replace_section(DOC, HEADING, _markdown(outcome, load))
+        replace_section(DOC, HEADING, _markdown(outcome))
         console.print(f"recorded in {DOC}")
     return outcome
 
 
-def _markdown(outcome: Outcome, load: tuple[float, float, float]) -> str:
+def _markdown(outcome: Outcome) -> str:
     result = outcome.result
     return "\n".join([
         HEADING, "",
         f"`rekey bench migrate --events {outcome.events}`, recorded {dt.datetime.now(dt.UTC):%Y-%m-%d}: one group "
         f"moved onto `{FAMILY}` ({outcome.partitions} partitions) holding {outcome.events:,} records, its boundary "
-        f"at half of each source partition; the embedded single broker on the same 2 cores (load average at the "
-        f"start {load[0]:.2f}). The time is `move_group`'s whole: checks, the scan of every partition "
+        "at half of each source partition; the embedded single broker on the same 2 cores. The time is "
+        "`move_group`'s whole: checks, the scan of every partition "
         "(read_committed, to the end: what the group sees again is counted), the commits and the record. "
         "Target: under 60 s.", "",
         "| records scanned | records/s | sees again | seconds |", "| ---: | ---: | ---: | ---: |",
