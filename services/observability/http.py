@@ -1,9 +1,9 @@
 """A tiny HTTP endpoint for services that are not faust apps: `/healthz`, `/readyz` and `/metrics`.
 
-`/healthz` answers 200 while `live()` is true (the service's loop is turning), `/readyz` while `ready()` is true
-(e.g. joined its consumer group and reached its database), 503 otherwise (with what `ready()` said, when it says
-why); `/metrics` serves the given Prometheus
-registry (the process-wide default one unless told otherwise). It runs in a daemon thread.
+`/healthz` answers 200 while `live()` is true (the service's loop is turning, or its restore reading), `/readyz`
+while `ready()` is true (e.g. joined its consumer group and reached its database), 503 otherwise (with what the
+check said, when it says why); `/metrics` serves the given Prometheus registry (the process-wide default one unless
+told otherwise). It runs in a daemon thread.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def _always() -> bool:
 
 class HealthServer:
     def __init__(self, port: int, registry: CollectorRegistry = REGISTRY, ready: Callable[[], bool | str] = _always,
-                 live: Callable[[], bool] = _always, host: str = "0.0.0.0") -> None:
+                 live: Callable[[], bool | str] = _always, host: str = "0.0.0.0") -> None:
         self.registry = registry
         self.ready = ready
         self.live = live

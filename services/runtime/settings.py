@@ -61,6 +61,12 @@ class RuntimeSettings(ServiceSettings):
                     "move in a rebalance while the rest keep being processed; range revokes every partition of "
                     "every worker (eager). Every worker of a group must have the same: librdkafka cannot move "
                     "a running group from one to the other (docs/RELIABILITY.md).")
+    liveness_s: float = Field(
+        default=120.0, gt=0, description="/healthz fails once the loop has not turned for this long outside a "
+                                         "restore; keep it above the longest batch and checkpoint.")
+    restore_stall_s: float = Field(
+        default=60.0, gt=0, description="/healthz fails once a restore under way has read no changelog record for "
+                                        "this long (a restore that reads stays healthy however long it takes).")
     top_orgs: int = Field(default=20, ge=1, description="Orgs exported individually in the per-org metric.")
     service_version: str = "0.1.0"
 

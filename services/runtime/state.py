@@ -76,15 +76,25 @@ class RestoreProgress:
 
     def __init__(self) -> None:
         self.to_read = self.read = 0
+        self.advanced_at = time.monotonic()
+        """When a restore last started or read records (the liveness probe's stall check)."""
+
+    def preparing(self) -> None:
+        """A restore is about to start (its committed offsets and changelog ends asked first): its stall clock
+        starts now."""
+        self.advanced_at = time.monotonic()
 
     def started(self, records: int) -> None:
         if not self.to_read - self.read:  # a new restore: count from it
             self.to_read = self.read = 0
         self.to_read += records
+        self.advanced_at = time.monotonic()
         RESTORE_REMAINING.inc(records)
 
     def advanced(self, records: int) -> None:
         self.read += records
+        if records:
+            self.advanced_at = time.monotonic()
         RESTORE_READ.inc(records)
         RESTORE_REMAINING.dec(records)
 

@@ -55,6 +55,7 @@ from kafka_rekey.services.runtime.state import (
     rocks_options,
 )
 from kafka_rekey.services.runtime.topics import InternalTopic, ensure_topics
+from kafka_rekey.shared.liveness import LivenessLimits, unhealthy_reason
 
 log = structlog.get_logger()
 
@@ -117,6 +118,7 @@ class Worker:
         self.restoring = False
         self.assigned: set[tuple[str, int]] = set()
         self.last_loop = time.monotonic()
+        self.liveness = LivenessLimits(settings.liveness_s, settings.restore_stall_s)
         self.fetching = self.last_loop
         """When the current batch's fetch began, or its rebalance callbacks ended (a restore is not a stall)."""
         self.cooperative = settings.assignment_strategy == "cooperative-sticky"
@@ -218,8 +220,10 @@ class Worker:
         # call into librdkafka waits on its main thread (seconds during a rebalance) and fails once it is closed.
         return RESTORE_PROGRESS.describe() if self.restoring else bool(self.assigned)
 
-    def live(self) -> bool:
-        return time.monotonic() - self.last_loop < 120
+    def live(self) -> bool | str:
+        reason = unhealthy_reason(time.monotonic(), self.last_loop, self.restoring, RESTORE_PROGRESS.advanced_at,
+                                  self.liveness)
+        return True if reason is None else reason
 
     def _stop(self, signum: int, _frame: object) -> None:
         log.info("stopping: finishing the batch and checkpointing", signal=signal.Signals(signum).name)
@@ -451,6 +455,7 @@ class Worker:
         if not stateful:
             return
         self.restoring = True
+        RESTORE_PROGRESS.preparing()
         started = time.monotonic()
         try:
             committed = {(tp.topic, tp.partition): max(tp.offset, 0) for tp in self._committed(stateful)}
@@ -468,7 +473,7 @@ class Worker:
                      seconds=round(time.monotonic() - started, 2))
         finally:
             self.restoring = False
-            self.fetching = time.monotonic()
+            self.fetching = self.last_loop = time.monotonic()  # the loop resumes now
 
     def _revoked(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         """A final checkpoint of everything processed (the transaction spans every partition), then the revoked

@@ -117,6 +117,12 @@ spec:
         - name: REKEY_SINK_TABLE
           value: {{ $root.Values.sinkDatabase.table | quote }}
         {{- end }}
+        {{- if has $workload.service (list "acl" "projection") }}
+        - name: REKEY_LIVENESS_S
+          value: {{ $root.Values.health.loopSeconds | toString | quote }}
+        - name: REKEY_RESTORE_STALL_S
+          value: {{ $root.Values.health.restoreStallSeconds | toString | quote }}
+        {{- end }}
         {{- if $root.Values.services.acl.stages.split }}
         {{- if eq $workload.service "acl" }}
         - name: REKEY_INTERNAL_PARTITIONS

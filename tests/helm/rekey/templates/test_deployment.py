@@ -88,6 +88,16 @@ def test_probes_hit_the_health_endpoints(service: str) -> None:
     assert container["livenessProbe"]["failureThreshold"] == default_values()["livenessProbe"]["failureThreshold"]
 
 
+def test_the_health_limits_reach_the_runtime_services_only() -> None:
+    manifests = render({"health": {"loopSeconds": 45, "restoreStallSeconds": 90}})
+
+    for service in ("acl", "projection"):
+        env = env_of(_container(manifests, service))
+        assert (env["REKEY_LIVENESS_S"]["value"], env["REKEY_RESTORE_STALL_S"]["value"]) == ("45", "90")
+    for service in ("sink", "reconciler"):
+        assert "REKEY_LIVENESS_S" not in env_of(_container(manifests, service))
+
+
 def test_probes_can_be_disabled() -> None:
     container = _container(render({"startupProbe": {"enabled": False}}), "acl")
 
