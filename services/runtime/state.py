@@ -77,7 +77,7 @@ class RestoreProgress:
     def __init__(self) -> None:
         self.to_read = self.read = 0
         self.advanced_at = time.monotonic()
-        """When a restore last started or read records (the liveness probe's stall check)."""
+        """When a restore was last about to start or read records (the liveness probe's stall check)."""
 
     def preparing(self) -> None:
         """A restore is about to start (its committed offsets and changelog ends asked first): its stall clock
@@ -88,7 +88,6 @@ class RestoreProgress:
         if not self.to_read - self.read:  # a new restore: count from it
             self.to_read = self.read = 0
         self.to_read += records
-        self.advanced_at = time.monotonic()
         RESTORE_REMAINING.inc(records)
 
     def advanced(self, records: int) -> None:
